@@ -1,0 +1,135 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .unsafeFlags(["-warnings-as-errors"]),
+]
+
+let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let lifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let postgres = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
+
+/// One library (what tests import) and one thin executable per service.
+func service(_ name: String, executable: String, extra: [Target.Dependency] = []) -> [Target] {
+    [
+        .target(
+            name: "\(name)Service",
+            dependencies: ["OrbitCoveModels", "OrbitCoveInfra", hummingbird, lifecycle, logging, postgres] + extra,
+            path: "Services/\(name)/Service",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: executable,
+            dependencies: [.target(name: "\(name)Service"), "OrbitCoveInfra"],
+            path: "Services/\(name)/Run",
+            swiftSettings: strict
+        ),
+    ]
+}
+
+let package = Package(
+    name: "OrbitCove",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "orbitcove-auth", targets: ["orbitcove-auth"]),
+        .executable(name: "orbitcove-core", targets: ["orbitcove-core"]),
+        .executable(name: "orbitcove-notifications", targets: ["orbitcove-notifications"]),
+        .executable(name: "orbitcove-media", targets: ["orbitcove-media"]),
+        .executable(name: "orbitcove-reminders", targets: ["orbitcove-reminders"]),
+        .executable(name: "orbitcove-admin", targets: ["orbitcove-admin"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        // C libraries from Debian, and the shims Swift needs to call their variadic functions.
+        .systemLibrary(
+            name: "CRabbitMQ",
+            path: "Shared/CRabbitMQ",
+            pkgConfig: "librabbitmq",
+            providers: [.apt(["librabbitmq-dev"])]
+        ),
+        .systemLibrary(
+            name: "CHiredis",
+            path: "Shared/CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+        .target(
+            name: "COrbitShims",
+            dependencies: ["CRabbitMQ"],
+            path: "Shared/COrbitShims"
+        ),
+
+        // Data types and message contracts: no I/O, no framework imports.
+        .target(name: "OrbitCoveModels", path: "Shared/OrbitCoveModels", swiftSettings: strict),
+
+        // Infrastructure clients and HTTP plumbing shared by every service.
+        .target(
+            name: "OrbitCoveInfra",
+            dependencies: [
+                "OrbitCoveModels", "CRabbitMQ", "CHiredis", "COrbitShims",
+                hummingbird, lifecycle, logging, postgres,
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Shared/OrbitCoveInfra",
+            resources: [.copy("Migrations")],
+            swiftSettings: strict
+        ),
+    ]
+        + service(
+            "Auth", executable: "orbitcove-auth",
+            extra: [.product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")])
+        + service("Core", executable: "orbitcove-core")
+        + service("Notifications", executable: "orbitcove-notifications")
+        + service("Media", executable: "orbitcove-media")
+        + service("Reminders", executable: "orbitcove-reminders")
+        + [
+            .target(
+                name: "AdminCommands",
+                dependencies: [
+                    "OrbitCoveInfra", logging, postgres,
+                    .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                ],
+                path: "Services/Admin/Commands",
+                swiftSettings: strict
+            ),
+            .executableTarget(
+                name: "orbitcove-admin",
+                dependencies: ["AdminCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                path: "Services/Admin/Run",
+                swiftSettings: strict
+            ),
+            .testTarget(
+                name: "OrbitCoveTests",
+                dependencies: [
+                    "OrbitCoveModels", "OrbitCoveInfra",
+                    "AuthService", "CoreService", "NotificationsService", "MediaService", "RemindersService",
+                    "AdminCommands",
+                    .product(name: "HummingbirdTesting", package: "hummingbird"),
+                    .product(name: "Yams", package: "Yams"),
+                ],
+                path: "Tests/OrbitCoveTests",
+                resources: [.copy("Fixtures")],
+                swiftSettings: strict
+            ),
+        ]
+)

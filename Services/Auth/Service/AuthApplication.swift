@@ -1,0 +1,42 @@
+import Foundation
+import Hummingbird
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+
+/// The auth service: issues access tokens and publishes the keys that verify them.
+package enum AuthApplication {
+    package static let defaultPort = 8081
+
+    package static func build(runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()) async throws
+        -> some ApplicationProtocol
+    {
+        runtime.makeApplication(try await parts(runtime: runtime, environment: environment))
+    }
+
+    package static func parts(runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()) async throws
+        -> ServiceParts
+    {
+        let settings = runtime.settings
+        let database = try Database(url: settings.databaseURL, logger: runtime.logger("postgres"))
+        let redis = try RedisClient(url: settings.redisURL, logger: runtime.logger("redis"))
+        let keys = try await SigningKeys.load(
+            from: environment, development: settings.environment == "development", logger: runtime.logger("keys"))
+        let issuer = TokenIssuer(keys: keys, issuer: settings.tokenIssuer, audience: settings.tokenAudience)
+        // Auth verifies its own tokens from its own keys: no HTTP round trip to itself.
+        let verifier = AccessTokenVerifier(
+            source: .fixed(keys.published), issuer: settings.tokenIssuer, audience: settings.tokenAudience,
+            logger: runtime.logger("tokens"))
+
+        let router = runtime.makeRouter(checks: [.postgres(database), .redis(redis)], verifier: verifier)
+        router.get("/.well-known/jwks.json") { _, _ in
+            try Response.json(keys.published, headers: [.cacheControl: "public, max-age=300"])
+        }
+        if try environment.bool("ORBITCOVE_AUTH_DEV_LOGIN", default: false) {
+            runtime.logger.warning("development sign-in is enabled: never enable it in production")
+            DevSignInRoutes(users: AuthUserStore(database: database, logger: runtime.logger("users")), issuer: issuer)
+                .register(on: router)
+        }
+        return ServiceParts(router: router, services: [database.client, redis])
+    }
+}

@@ -1,0 +1,61 @@
+import Crypto
+import Foundation
+import JWTKit
+import Logging
+import OrbitCoveInfra
+
+/// The ES256 keys auth signs access tokens with. The first key signs; every key is published
+/// in the JWKS, so a new key can be introduced before the old one stops being trusted.
+package struct SigningKeys: Sendable {
+    package let signer: ES256PrivateKey
+    package let signerKid: String
+    package let published: JWKS
+    package let collection: JWTKeyCollection
+
+    package init(pems: [String]) async throws {
+        guard !pems.isEmpty else { throw ConfigurationError(variable: "ORBITCOVE_AUTH_SIGNING_KEY", reason: "no key") }
+        let collection = JWTKeyCollection()
+        var jwks: [JWK] = []
+        var first: (ES256PrivateKey, String)?
+        for pem in pems {
+            let key = try ES256PrivateKey(pem: pem)
+            let publicKey = key.publicKey
+            guard let (x, y) = publicKey.parameters else { throw ConfigurationError(variable: "signing key", reason: "not P-256") }
+            let kid = Self.thumbprint(x: x, y: y)
+            await collection.add(ecdsa: key, kid: JWKIdentifier(string: kid))
+            jwks.append(.ecdsa(.es256, identifier: JWKIdentifier(string: kid), x: x, y: y, curve: .p256))
+            if first == nil { first = (key, kid) }
+        }
+        self.signer = first!.0
+        self.signerKid = first!.1
+        self.published = JWKS(keys: jwks)
+        self.collection = collection
+    }
+
+    /// Keys from `ORBITCOVE_AUTH_SIGNING_KEY` (PEM) or `ORBITCOVE_AUTH_SIGNING_KEY_FILE`, then
+    /// `ORBITCOVE_AUTH_EXTRA_PUBLISHED_KEY_FILES` (comma-separated, published but not signing).
+    /// Development without a key gets a throwaway one, with a warning.
+    package static func load(from env: OrbitCoveInfra.Environment, development: Bool, logger: Logger) async throws
+        -> SigningKeys
+    {
+        var pems: [String] = []
+        if let pem = env.optionalString("ORBITCOVE_AUTH_SIGNING_KEY") {
+            pems.append(pem)
+        } else if let path = env.optionalString("ORBITCOVE_AUTH_SIGNING_KEY_FILE") {
+            pems.append(try String(contentsOfFile: path, encoding: .utf8))
+        } else if development {
+            logger.warning("no signing key configured; using a throwaway key, tokens will not survive a restart")
+            pems.append(ES256PrivateKey().pemRepresentation)
+        }
+        for path in env.list("ORBITCOVE_AUTH_EXTRA_PUBLISHED_KEY_FILES", default: []) {
+            pems.append(try String(contentsOfFile: path, encoding: .utf8))
+        }
+        return try await SigningKeys(pems: pems)
+    }
+
+    /// RFC 7638 JWK thumbprint: stable for a key, so every replica names it the same.
+    static func thumbprint(x: String, y: String) -> String {
+        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
+        return Data(SHA256.hash(data: Data(canonical.utf8))).base64URLEncodedString()
+    }
+}

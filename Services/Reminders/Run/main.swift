@@ -1,0 +1,6 @@
+import RemindersService
+import OrbitCoveInfra
+
+await ServiceRuntime.main(name: "orbitcove-reminders", defaultPort: RemindersApplication.defaultPort) { runtime in
+    try await RemindersApplication.build(runtime: runtime)
+}

@@ -1,0 +1,3 @@
+#include <amqp.h>
+#include <amqp_framing.h>
+#include <amqp_tcp_socket.h>

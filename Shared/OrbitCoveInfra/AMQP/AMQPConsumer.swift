@@ -1,0 +1,228 @@
+import Foundation
+import Logging
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// What a handler decided about a delivery.
+package enum DeliveryOutcome: Sendable, Equatable {
+    /// Done (or already done before): remove it from the queue.
+    case ack
+    /// Failed for now: put it back for another attempt (counts toward the delivery limit).
+    case retry
+    /// Can never succeed: dead-letter it at once.
+    case reject
+}
+
+/// Consumes one queue with bounded prefetch and manual acknowledgement. The rabbitmq-c
+/// connection lives on a dedicated thread; deliveries cross to async handlers (up to
+/// `prefetch` at once) and their outcomes cross back to be acked on that thread.
+/// Reconnects with jittered back-off after any connection failure; on graceful shutdown it
+/// stops taking deliveries, lets running handlers finish, and returns the rest to the queue.
+package final class AMQPConsumer: Service, Sendable {
+    package typealias Handler = @Sendable (IncomingMessage) async -> DeliveryOutcome
+
+    private let settings: AMQPSettings
+    private let queue: String
+    private let topology: QueueTopology
+    private let prefetch: Int
+    private let logger: Logger
+    private let handler: Handler
+    private let drainTimeout: Duration
+
+    package init(
+        settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int = 16,
+        drainTimeout: Duration = .seconds(20), logger: Logger, handler: @escaping Handler
+    ) {
+        self.settings = settings
+        self.queue = queue
+        self.topology = topology
+        self.prefetch = max(1, prefetch)
+        self.drainTimeout = drainTimeout
+        self.logger = logger
+        self.handler = handler
+    }
+
+    package func run() async throws {
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        let control = ConsumerControl()
+        // Graceful shutdown drains; cancellation (another service in the group failed) stops too.
+        await withTaskCancellationHandler {
+            await consumeUntilStopped(thread: thread, control: control)
+        } onCancel: {
+            control.stop()
+        }
+        try? await thread.shutdownGracefully()
+    }
+
+    private func consumeUntilStopped(thread: NIOThreadPool, control: ConsumerControl) async {
+        var backoff = Backoff()
+        await withGracefulShutdownHandler {
+            while !control.isStopping {
+                do {
+                    try await session(on: thread, control: control)
+                    backoff.reset()
+                } catch {
+                    guard !control.isStopping else { break }
+                    let delay = backoff.next()
+                    logger.warning(
+                        "consumer connection lost; reconnecting",
+                        metadata: ["queue": .string(queue), "error": .string("\(error)"), "retryIn": .stringConvertible(delay)])
+                    try? await Task.sleep(for: delay)
+                }
+            }
+        } onGracefulShutdown: {
+            control.stop()
+        }
+    }
+
+    /// One connection's life: returns when stopped, throws when the connection fails.
+    private func session(on thread: NIOThreadPool, control: ConsumerControl) async throws {
+        let (deliveries, sink) = AsyncStream.makeStream(of: IncomingMessage.self)
+        let generation = control.beginSession()
+        let (settings, queue, topology, prefetch, drainTimeout, logger) =
+            (self.settings, self.queue, self.topology, self.prefetch, self.drainTimeout, self.logger)
+        let handler = self.handler
+
+        async let loop: Void = thread.runIfActive {
+            defer { sink.finish() }
+            try Self.blockingLoop(
+                settings: settings, queue: queue, topology: topology, prefetch: prefetch,
+                drainTimeout: drainTimeout, control: control, generation: generation, sink: sink, logger: logger)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for await delivery in deliveries {
+                if control.isStopping {
+                    control.abandon()
+                    continue
+                }
+                if running >= prefetch {
+                    await group.next()
+                    running -= 1
+                }
+                running += 1
+                group.addTask {
+                    let outcome = await handler(delivery)
+                    control.settle(delivery.deliveryTag, outcome: outcome, generation: generation)
+                }
+            }
+        }
+        try await loop
+    }
+
+    private static func blockingLoop(
+        settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int, drainTimeout: Duration,
+        control: ConsumerControl, generation: Int, sink: AsyncStream<IncomingMessage>.Continuation, logger: Logger
+    ) throws {
+        let connection = try AMQPConnection(settings: settings)
+        do {
+            try connection.declare(topology)
+            try connection.startConsuming(queue: queue, prefetch: prefetch, consumerTag: settings.connectionName)
+            logger.info("consuming", metadata: ["queue": .string(queue), "prefetch": .stringConvertible(prefetch)])
+            var drainDeadline: ContinuousClock.Instant?
+            while true {
+                for settlement in control.takeSettlements(generation: generation) {
+                    switch settlement.outcome {
+                    case .ack: try connection.ack(settlement.tag)
+                    case .retry: try connection.nack(settlement.tag, requeue: true)
+                    case .reject: try connection.nack(settlement.tag, requeue: false)
+                    }
+                }
+                if control.isStopping {
+                    // Take nothing new; wait for running handlers, then close so that the
+                    // prefetched deliveries nobody started go back to the queue.
+                    let deadline = drainDeadline ?? ContinuousClock.now + drainTimeout
+                    drainDeadline = deadline
+                    if control.outstanding == 0 || ContinuousClock.now >= deadline { return }
+                    Thread.sleep(forTimeInterval: 0.01)
+                    continue
+                }
+                // A short wait keeps acks prompt, since they are sent from this loop.
+                if let delivery = try connection.nextDelivery(timeout: .milliseconds(20)) {
+                    control.received()
+                    sink.yield(delivery)
+                }
+            }
+        } catch {
+            connection.abandon()
+            throw error
+        }
+    }
+}
+
+/// State shared between the consumer's thread and its async side.
+private final class ConsumerControl: Sendable {
+    struct Settlement {
+        let tag: UInt64
+        let outcome: DeliveryOutcome
+        let generation: Int
+    }
+
+    private struct State {
+        var stopping = false
+        var generation = 0
+        var outstanding = 0
+        var settlements: [Settlement] = []
+    }
+
+    private let state = Mutex(State())
+
+    var isStopping: Bool { state.withLock { $0.stopping } }
+    var outstanding: Int { state.withLock { $0.outstanding } }
+
+    func stop() { state.withLock { $0.stopping = true } }
+
+    /// A new connection: tags of the old one are meaningless now, and its unacked deliveries
+    /// are already back in the queue.
+    func beginSession() -> Int {
+        state.withLock {
+            $0.generation += 1
+            $0.outstanding = 0
+            $0.settlements.removeAll()
+            return $0.generation
+        }
+    }
+
+    func received() { state.withLock { $0.outstanding += 1 } }
+
+    func abandon() { state.withLock { $0.outstanding -= 1 } }
+
+    func settle(_ tag: UInt64, outcome: DeliveryOutcome, generation: Int) {
+        state.withLock {
+            guard $0.generation == generation else { return }
+            $0.settlements.append(Settlement(tag: tag, outcome: outcome, generation: generation))
+        }
+    }
+
+    func takeSettlements(generation: Int) -> [Settlement] {
+        state.withLock {
+            let taken = $0.settlements.filter { $0.generation == generation }
+            $0.settlements.removeAll()
+            $0.outstanding -= taken.count
+            return taken
+        }
+    }
+}
+
+/// Exponential back-off with full jitter, capped.
+package struct Backoff: Sendable {
+    private var attempt = 0
+    private let base: Duration
+    private let cap: Duration
+
+    package init(base: Duration = .milliseconds(200), cap: Duration = .seconds(10)) {
+        self.base = base
+        self.cap = cap
+    }
+
+    package mutating func next() -> Duration {
+        let ceiling = min(cap, base * (1 << min(attempt, 16)))
+        attempt += 1
+        let millis = Double(ceiling.components.seconds) * 1000 + Double(ceiling.components.attoseconds) / 1e15
+        return .milliseconds(Int.random(in: Int(millis / 2)...max(Int(millis / 2), Int(millis))))
+    }
+
+    package mutating func reset() { attempt = 0 }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import JWTKit
+
+/// The claims of an OrbitCove access token (ES256, 15 minutes).
+package struct AccessTokenClaims: JWTPayload, Equatable {
+    package var iss: IssuerClaim
+    package var aud: AudienceClaim
+    package var sub: SubjectClaim
+    package var iat: IssuedAtClaim
+    package var exp: ExpirationClaim
+    package var jti: IDClaim
+
+    package init(issuer: String, audience: String, userId: UUID, issuedAt: Date, lifetime: TimeInterval) {
+        self.iss = IssuerClaim(value: issuer)
+        self.aud = AudienceClaim(value: [audience])
+        self.sub = SubjectClaim(value: userId.uuidString.lowercased())
+        // Whole seconds: NumericDate may carry fractions, but not every JWT library accepts them.
+        let issued = Date(timeIntervalSince1970: issuedAt.timeIntervalSince1970.rounded(.down))
+        self.iat = IssuedAtClaim(value: issued)
+        self.exp = ExpirationClaim(value: issued.addingTimeInterval(lifetime.rounded(.down)))
+        self.jti = IDClaim(value: UUID().uuidString.lowercased())
+    }
+
+    /// Signature aside, what JWTKit checks; issuer and audience are checked by the verifier,
+    /// which knows the expected values.
+    package func verify(using algorithm: some JWTAlgorithm) async throws {
+        if exp.value.addingTimeInterval(AccessTokenVerifier.leeway) < Date() { throw AccessTokenError.expired }
+    }
+}
+
+/// Why a presented access token was refused; each maps to a stable 401 code.
+package enum AccessTokenError: Error, Equatable {
+    case malformed
+    case unsupportedAlgorithm
+    case unknownKey
+    case badSignature
+    case expired
+    case wrongIssuer
+    case wrongAudience
+    case keysUnavailable
+
+    package var apiError: APIError {
+        switch self {
+        case .expired: .unauthenticated("TOKEN_EXPIRED", "The access token has expired; refresh it")
+        case .keysUnavailable: .unavailable("Cannot verify tokens right now; try again shortly")
+        default: .unauthenticated("TOKEN_INVALID", "The access token is not valid")
+        }
+    }
+}
+
+/// The JOSE header of a compact JWT, read before any key is chosen.
+package struct TokenHeader: Decodable, Sendable {
+    package var alg: String
+    package var kid: String?
+    package var typ: String?
+
+    package init(token: String) throws(AccessTokenError) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[0])) else {
+            throw AccessTokenError.malformed
+        }
+        guard let header = try? JSONDecoder().decode(TokenHeader.self, from: data) else {
+            throw AccessTokenError.malformed
+        }
+        self = header
+    }
+}
+
+extension Data {
+    package init?(base64URLEncoded text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
+    }
+
+    package func base64URLEncodedString() -> String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

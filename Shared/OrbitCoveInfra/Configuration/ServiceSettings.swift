@@ -1,0 +1,43 @@
+import Foundation
+import Logging
+
+/// The settings every service shares. Service-specific settings live with the service.
+package struct ServiceSettings: Sendable {
+    package var name: String
+    package var environment: String
+    package var httpHost: String
+    package var httpPort: Int
+    package var logLevel: Logger.Level
+    package var databaseURL: URL
+    package var amqpURL: URL
+    package var amqpHeartbeatSeconds: Int
+    package var redisURL: URL
+    package var jwksURL: URL
+    package var tokenIssuer: String
+    package var tokenAudience: String
+
+    package static let defaultDatabaseURL = "postgres://orbitcove_app:orbitcove_app@127.0.0.1:55432/orbitcove"
+    package static let defaultMigrationDatabaseURL =
+        "postgres://orbitcove_owner:orbitcove_owner@127.0.0.1:55432/orbitcove"
+    package static let defaultAMQPURL = "amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove"
+    package static let defaultRedisURL = "redis://127.0.0.1:56379/0"
+
+    package init(name: String, defaultPort: Int, environment env: Environment = Environment()) throws {
+        self.name = name
+        self.environment = env.string("ORBITCOVE_ENV", default: "development")
+        self.httpHost = env.string("ORBITCOVE_HTTP_HOST", default: "127.0.0.1")
+        self.httpPort = try env.int("ORBITCOVE_HTTP_PORT", default: defaultPort)
+        let level = env.string("ORBITCOVE_LOG_LEVEL", default: "info")
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw ConfigurationError(variable: "ORBITCOVE_LOG_LEVEL", reason: "unknown level \(level)")
+        }
+        self.logLevel = logLevel
+        self.databaseURL = try env.url("ORBITCOVE_DATABASE_URL", default: Self.defaultDatabaseURL)
+        self.amqpURL = try env.url("ORBITCOVE_AMQP_URL", default: Self.defaultAMQPURL)
+        self.amqpHeartbeatSeconds = try env.int("ORBITCOVE_AMQP_HEARTBEAT_SECONDS", default: 30)
+        self.redisURL = try env.url("ORBITCOVE_REDIS_URL", default: Self.defaultRedisURL)
+        self.jwksURL = try env.url("ORBITCOVE_JWKS_URL", default: "http://127.0.0.1:8081/.well-known/jwks.json")
+        self.tokenIssuer = env.string("ORBITCOVE_TOKEN_ISSUER", default: "orbitcove-auth")
+        self.tokenAudience = env.string("ORBITCOVE_TOKEN_AUDIENCE", default: "orbitcove-api")
+    }
+}

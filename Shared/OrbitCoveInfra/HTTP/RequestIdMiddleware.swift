@@ -1,0 +1,79 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+extension HTTPField.Name {
+    package static let requestId = Self("X-Request-Id")!
+    package static let servedBy = Self("X-OrbitCove-Service")!
+    package static let idempotencyKey = Self("Idempotency-Key")!
+}
+
+/// Takes the gateway's `X-Request-Id` (or makes one), puts it on every log record of the
+/// request and on the response, names the answering service, and logs one line per request.
+package struct RequestIdMiddleware: RouterMiddleware {
+    package typealias Context = AppRequestContext
+    let service: String
+
+    package init(service: String) { self.service = service }
+
+    package func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        let incoming = request.headers[.requestId].flatMap { Self.isAcceptable($0) ? $0 : nil }
+        context.requestId = incoming ?? UUID().uuidString.lowercased()
+        context.logger[metadataKey: "requestId"] = .string(context.requestId)
+        let started = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            response = try ErrorRendering.response(for: error, request: request, context: context)
+        }
+        response.headers[.requestId] = context.requestId
+        response.headers[.servedBy] = service
+        let elapsed = ContinuousClock.now - started
+        context.logger.info(
+            "request",
+            metadata: [
+                "method": .string(request.method.rawValue),
+                "path": .string(request.uri.path),
+                "status": .stringConvertible(response.status.code),
+                "durationMs": .stringConvertible(Self.milliseconds(elapsed)),
+                "userId": .string(context.userId?.uuidString.lowercased() ?? "-"),
+            ])
+        return response
+    }
+
+    /// A client-supplied id is echoed into logs, so it must be short and plain.
+    static func isAcceptable(_ id: String) -> Bool {
+        id.count <= 128 && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return (Double(seconds) * 1000 + Double(attoseconds) / 1e15).rounded() / 1
+    }
+}
+
+/// Turns any error into the seed's error envelope. Unexpected errors are logged with their
+/// detail and answered with a generic 500: their text never reaches the client.
+package enum ErrorRendering {
+    package static func response(for error: any Error, request: Request, context: AppRequestContext) throws
+        -> Response
+    {
+        switch error {
+        case let error as APIError:
+            return try error.response(from: request, context: context)
+        case let error as HTTPError:
+            let apiError = APIError(
+                error.status, code: APIError.code(for: error.status),
+                message: error.body ?? error.status.reasonPhrase, headers: error.headers)
+            return try apiError.response(from: request, context: context)
+        default:
+            context.logger.error("unhandled error", metadata: ["error": .string(logDescription(of: error))])
+            return try APIError.internalError.response(from: request, context: context)
+        }
+    }
+}

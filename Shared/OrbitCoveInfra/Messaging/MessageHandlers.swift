@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+import Metrics
+import OrbitCoveModels
+import PostgresNIO
+
+/// Routes deliveries to typed handlers and makes them idempotent: the message id goes into
+/// the inbox in the same transaction as the handler's writes, and a message already in the
+/// inbox is acknowledged without running the handler again. Acks happen only after commit.
+package struct MessageHandlers: Sendable {
+    package typealias Handler = @Sendable (_ body: [UInt8], _ connection: PostgresConnection, _ logger: Logger) async throws -> Void
+
+    private let consumer: String
+    private let database: Database
+    private var handlers: [String: (version: Int, handle: Handler)] = [:]
+
+    /// `consumer` names this consumer in the inbox; two services consuming the same message
+    /// each record it under their own name.
+    package init(consumer: String, database: Database) {
+        self.consumer = consumer
+        self.database = database
+    }
+
+    package mutating func on<Payload: MessagePayload>(
+        _ type: Payload.Type,
+        _ handle: @escaping @Sendable (MessageEnvelope<Payload>, PostgresConnection, Logger) async throws -> Void
+    ) {
+        handlers[Payload.messageType] = (
+            Payload.messageVersion,
+            { body, connection, logger in
+                let envelope = try JSONCoding.decoder.decode(MessageEnvelope<Payload>.self, from: Data(body))
+                try await handle(envelope, connection, logger)
+            }
+        )
+    }
+
+    package func handle(_ message: IncomingMessage, logger baseLogger: Logger) async -> DeliveryOutcome {
+        var logger = baseLogger
+        if case .string(let traceparent) = message.headers["traceparent"] {
+            logger[metadataKey: "traceparent"] = .string(traceparent)
+        }
+        let head: EnvelopeHead
+        do {
+            head = try JSONCoding.decoder.decode(EnvelopeHead.self, from: Data(message.body))
+        } catch {
+            logger.error("rejecting a message that is not an envelope", metadata: ["messageId": .string(message.messageId ?? "-")])
+            return .reject
+        }
+        logger[metadataKey: "messageId"] = .string(head.id.uuidString.lowercased())
+        logger[metadataKey: "messageType"] = .string(head.type)
+        guard let handler = handlers[head.type], handler.version == head.version else {
+            logger.error("rejecting a message of unknown type or version", metadata: ["version": .stringConvertible(head.version)])
+            return .reject
+        }
+        do {
+            let applied = try await database.transaction { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO inbox (consumer, message_id, message_type) VALUES (\(consumer), \(head.id), \(head.type))
+                    ON CONFLICT DO NOTHING RETURNING 1
+                    """, logger: logger)
+                var inserted = false
+                for try await _ in rows { inserted = true }
+                guard inserted else { return false }
+                try await handler.handle(message.body, connection, logger)
+                return true
+            }
+            if applied {
+                logger.info("message processed")
+            } else {
+                logger.info("duplicate message acknowledged without reprocessing")
+            }
+            Counter(label: "orbitcove_messages_consumed_total", dimensions: [("consumer", consumer), ("type", head.type)])
+                .increment()
+            return .ack
+        } catch is DecodingError {
+            logger.error("rejecting a message whose payload does not decode")
+            return .reject
+        } catch {
+            logger.warning("message handler failed; will retry", metadata: ["error": .string(logDescription(of: error))])
+            return .retry
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Logging
+import Metrics
+import OrbitCoveModels
+import PostgresNIO
+import ServiceLifecycle
+
+/// Publishes outbox rows to the broker. Claims a batch in `seq` order with
+/// `FOR UPDATE SKIP LOCKED` and a short lease (so replicas never publish the same row at the
+/// same time, and a crashed relay's claim expires), publishes it with confirms, and marks the
+/// confirmed rows published. Wakes on `LISTEN orbitcove_outbox` and also polls.
+package final class OutboxRelay: Service, Sendable {
+    private let database: Database
+    private let publisher: AMQPPublisher
+    private let appId: String
+    private let batchSize: Int
+    private let pollInterval: Duration
+    private let lease: Duration
+    private let logger: Logger
+    private let published: Counter
+    private let failures: Counter
+
+    package init(
+        database: Database, publisher: AMQPPublisher, appId: String, batchSize: Int = 200,
+        pollInterval: Duration = .seconds(1), lease: Duration = .seconds(30), logger: Logger
+    ) {
+        self.database = database
+        self.publisher = publisher
+        self.appId = appId
+        self.batchSize = batchSize
+        self.pollInterval = pollInterval
+        self.lease = lease
+        self.logger = logger
+        self.published = Counter(label: "orbitcove_outbox_published_total")
+        self.failures = Counter(label: "orbitcove_outbox_publish_failures_total")
+    }
+
+    package func run() async throws {
+        let wakeups = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen(wake: wakeups.continuation) }
+            group.addTask {
+                await self.relayLoop(wakeups: wakeups.stream)
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func relayLoop(wakeups: AsyncStream<Void>) async {
+        await cancelWhenGracefulShutdown {
+            var backoff = Backoff(base: .milliseconds(500), cap: .seconds(15))
+            await withTaskGroup(of: Void.self) { group in
+                let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+                group.addTask { for await _ in wakeups { tick.yield() } }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: self.pollInterval)
+                        tick.yield()
+                    }
+                }
+                for await _ in ticks {
+                    if Task.isCancelled { break }
+                    do {
+                        while try await self.relayBatch() == self.batchSize {}
+                        backoff.reset()
+                        await self.publisher.keepAlive()
+                    } catch {
+                        self.failures.increment()
+                        let delay = backoff.next()
+                        self.logger.warning(
+                            "outbox relay failed; will retry",
+                            metadata: ["error": .string(logDescription(of: error)), "retryIn": .stringConvertible(delay)])
+                        try? await Task.sleep(for: delay)
+                    }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Publishes one batch; returns how many rows it claimed.
+    package func relayBatch() async throws -> Int {
+        let rows = try await claim()
+        guard !rows.isEmpty else { return 0 }
+        let messages = rows.map { row in
+            OutgoingMessage(
+                id: row.id, type: row.type, routingKey: row.queue, body: Array(row.body.utf8),
+                headers: row.traceparent.map { ["traceparent": $0] } ?? [:], appId: appId)
+        }
+        let confirmed: Set<UUID>
+        do {
+            confirmed = try await publisher.publish(messages)
+        } catch {
+            try await release(rows.map(\.id), error: "\(error)")
+            throw error
+        }
+        try await markPublished(Array(confirmed))
+        let refused = rows.map(\.id).filter { !confirmed.contains($0) }
+        if !refused.isEmpty { try await release(refused, error: "not confirmed by the broker") }
+        published.increment(by: confirmed.count)
+        return rows.count
+    }
+
+    private struct Row {
+        let id: UUID
+        let queue: String
+        let type: String
+        let body: String
+        let traceparent: String?
+    }
+
+    private func claim() async throws -> [Row] {
+        let leaseSeconds = Double(lease.components.seconds)
+        return try await database.transaction { connection in
+            let rows = try await connection.query(
+                """
+                WITH batch AS (
+                    SELECT id FROM outbox
+                    WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < NOW())
+                    ORDER BY seq
+                    LIMIT \(batchSize)
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE outbox o
+                SET claimed_until = NOW() + make_interval(secs => \(leaseSeconds)), attempts = o.attempts + 1
+                FROM batch WHERE o.id = batch.id
+                RETURNING o.seq, o.id, o.queue, o.message_type,
+                    json_build_object(
+                        'id', o.id, 'type', o.message_type, 'version', o.message_version,
+                        'occurredAt', to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                        'communityId', o.community_id, 'actorId', o.actor_id, 'data', o.data)::text,
+                    o.traceparent
+                """, logger: logger)
+            var claimed: [(Int64, Row)] = []
+            for try await (seq, id, queue, type, body, traceparent) in rows.decode(
+                (Int64, UUID, String, String, String, String?).self)
+            {
+                claimed.append((seq, Row(id: id, queue: queue, type: type, body: body, traceparent: traceparent)))
+            }
+            return claimed.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    private func markPublished(_ ids: [UUID]) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.client.query(
+            "UPDATE outbox SET published_at = NOW(), claimed_until = NULL, last_error = NULL WHERE id = ANY(\(ids))",
+            logger: logger)
+    }
+
+    private func release(_ ids: [UUID], error: String) async throws {
+        try await database.client.query(
+            "UPDATE outbox SET claimed_until = NULL, last_error = \(String(error.prefix(500))) WHERE id = ANY(\(ids))",
+            logger: logger)
+    }
+
+    /// Turns `NOTIFY orbitcove_outbox` into wake-ups; reconnects if the listening connection drops.
+    private func listen(wake: AsyncStream<Void>.Continuation) async {
+        await cancelWhenGracefulShutdown {
+            var backoff = Backoff()
+            while !Task.isCancelled {
+                do {
+                    try await self.database.client.withConnection { connection in
+                        try await connection.listen(on: "orbitcove_outbox") { notifications in
+                            for try await _ in notifications { wake.yield() }
+                        }
+                    }
+                } catch {
+                    if Task.isCancelled { return }
+                    self.logger.debug("outbox listener reconnecting", metadata: ["error": .string(logDescription(of: error))])
+                    try? await Task.sleep(for: backoff.next())
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The PostgreSQL system of record: a connection pool (run it as a `Service`) and the one
+/// transaction helper every multi-statement write goes through.
+package struct Database: Sendable {
+    package let client: PostgresClient
+    let logger: Logger
+
+    package init(url: URL, maxConnections: Int = 20, logger: Logger) throws {
+        var configuration = try Self.configuration(from: url)
+        configuration.options.maximumConnections = maxConnections
+        configuration.options.keepAliveBehavior = .init(frequency: .seconds(30))
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    /// `userId` becomes `app.current_user_id` for that transaction only, which the
+    /// row-level security policies read.
+    package func transaction<Result: Sendable>(
+        userId: UUID? = nil,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.withTransaction(logger: logger) { connection in
+            if let userId {
+                let value = userId.uuidString.lowercased()
+                try await connection.query("SELECT set_config('app.current_user_id', \(value), true)", logger: logger)
+            }
+            return try await body(connection)
+        }
+    }
+
+    /// A cheap round trip for readiness checks.
+    package func ping() async throws {
+        try await client.query("SELECT 1", logger: logger)
+    }
+
+    package static func configuration(from url: URL) throws -> PostgresClient.Configuration {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host, let user = components.user
+        else { throw ConfigurationError(variable: "database URL", reason: "expected postgres://user:password@host:port/db") }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let tls: PostgresClient.Configuration.TLS =
+            components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true
+            ? .require(.makeClientConfiguration()) : .disable
+        return PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
+            password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database,
+            tls: tls)
+    }
+}

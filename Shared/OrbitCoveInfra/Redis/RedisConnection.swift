@@ -1,0 +1,150 @@
+import CHiredis
+import Foundation
+
+/// A reply from Redis, copied out of hiredis' memory.
+package enum RedisReply: Sendable, Equatable {
+    case string(String)
+    case integer(Int)
+    case array([RedisReply])
+    case status(String)
+    case error(String)
+    case null
+
+    package var string: String? {
+        switch self {
+        case .string(let value), .status(let value): value
+        case .integer(let value): String(value)
+        default: nil
+        }
+    }
+
+    package var integer: Int? {
+        switch self {
+        case .integer(let value): value
+        case .string(let value): Int(value)
+        default: nil
+        }
+    }
+
+    init(_ reply: UnsafeMutablePointer<redisReply>) {
+        let value = reply.pointee
+        switch value.type {
+        case REDIS_REPLY_STRING: self = .string(Self.text(value))
+        case REDIS_REPLY_STATUS: self = .status(Self.text(value))
+        case REDIS_REPLY_ERROR: self = .error(Self.text(value))
+        case REDIS_REPLY_INTEGER: self = .integer(Int(value.integer))
+        case REDIS_REPLY_ARRAY:
+            self = .array((0..<Int(value.elements)).compactMap { value.element[$0].map(RedisReply.init) })
+        default: self = .null
+        }
+    }
+
+    private static func text(_ reply: redisReply) -> String {
+        guard let str = reply.str else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: str, count: Int(reply.len)), as: UTF8.self)
+    }
+}
+
+package struct RedisError: Error, CustomStringConvertible {
+    package let message: String
+    package var description: String { "redis: \(message)" }
+}
+
+package struct RedisSettings: Sendable {
+    package var host: String
+    package var port: Int
+    package var database: Int
+    package var password: String?
+
+    package init(url: URL) throws {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            components.scheme == "redis", let host = components.host
+        else { throw ConfigurationError(variable: "Redis URL", reason: "expected redis://[:password@]host:port/db") }
+        self.host = host
+        self.port = components.port ?? 6379
+        self.database = Int(components.path.dropFirst()) ?? 0
+        self.password = components.password
+    }
+}
+
+/// One blocking hiredis context. Not thread-safe: used by one thread at a time.
+final class RedisConnection {
+    private let context: UnsafeMutablePointer<redisContext>
+
+    init(settings: RedisSettings, timeout: Duration = .seconds(2)) throws {
+        guard let context = redisConnectWithTimeout(settings.host, Int32(settings.port), timeval(duration: timeout))
+        else { throw RedisError(message: "cannot allocate a context") }
+        guard context.pointee.err == 0 else {
+            let message = Self.errorText(context)
+            redisFree(context)
+            throw RedisError(message: "cannot connect to \(settings.host):\(settings.port): \(message)")
+        }
+        self.context = context
+        redisSetTimeout(context, timeval(duration: timeout))
+        redisEnableKeepAlive(context)
+        if let password = settings.password { try expectOK(command(["AUTH", password])) }
+        if settings.database != 0 { try expectOK(command(["SELECT", String(settings.database)])) }
+    }
+
+    deinit { redisFree(context) }
+
+    var isBroken: Bool { context.pointee.err != 0 }
+    var fileDescriptor: Int32 { context.pointee.fd }
+
+    /// Sends one command (binary-safe arguments, no variadic formatting) and reads its reply.
+    func command(_ arguments: [String]) throws -> RedisReply {
+        let raw = withArgv(arguments) { argc, argv, lengths in
+            redisCommandArgv(context, argc, argv, lengths)
+        }
+        guard let raw else { throw RedisError(message: Self.errorText(context)) }
+        let reply = raw.assumingMemoryBound(to: redisReply.self)
+        defer { freeReplyObject(raw) }
+        return RedisReply(reply)
+    }
+
+    /// A reply already received and buffered, if a whole one is there.
+    func bufferedReply() throws -> RedisReply? {
+        var raw: UnsafeMutableRawPointer?
+        guard redisGetReplyFromReader(context, &raw) == REDIS_OK else {
+            throw RedisError(message: Self.errorText(context))
+        }
+        guard let raw else { return nil }
+        defer { freeReplyObject(raw) }
+        return RedisReply(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
+    /// Reads what the socket has into hiredis' buffer; call when the descriptor is readable.
+    func fillBuffer() throws {
+        guard redisBufferRead(context) == REDIS_OK else { throw RedisError(message: Self.errorText(context)) }
+    }
+
+    private func expectOK(_ reply: RedisReply) throws {
+        if case .error(let message) = reply { throw RedisError(message: message) }
+    }
+
+    private func withArgv<Result>(
+        _ arguments: [String],
+        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) throws -> Result
+    ) rethrows -> Result {
+        let copies = arguments.map { argument -> (UnsafeMutablePointer<CChar>, Int) in
+            let bytes = Array(argument.utf8)
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+            for (index, byte) in bytes.enumerated() { buffer[index] = CChar(bitPattern: byte) }
+            return (buffer, bytes.count)
+        }
+        defer { copies.forEach { $0.0.deallocate() } }
+        var argv: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0.0) }
+        let lengths = copies.map(\.1)
+        return try argv.withUnsafeMutableBufferPointer { argvBuffer in
+            try lengths.withUnsafeBufferPointer { lengthBuffer in
+                try body(Int32(arguments.count), argvBuffer.baseAddress!, lengthBuffer.baseAddress!)
+            }
+        }
+    }
+
+    private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: context.pointee.errstr) { buffer in
+            String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import OrbitCoveModels
+import Prometheus
+import ServiceLifecycle
+
+/// What every service is built from: its settings, a logger, a metrics registry, and the
+/// helpers that give each service the same router, middleware and operational endpoints.
+package struct ServiceRuntime: Sendable {
+    package let settings: ServiceSettings
+    package let logger: Logger
+    package let registry: PrometheusCollectorRegistry
+
+    package init(settings: ServiceSettings, logger: Logger? = nil, registry: PrometheusCollectorRegistry = .init()) {
+        self.settings = settings
+        var logger = logger ?? Logger(label: settings.name)
+        logger.logLevel = settings.logLevel
+        self.logger = logger
+        self.registry = registry
+    }
+
+    /// For an executable: JSON logs and Prometheus metrics for the whole process. Call once.
+    package static func bootstrapProcess(settings: ServiceSettings) -> ServiceRuntime {
+        JSONLogHandler.bootstrap(service: settings.name, level: settings.logLevel)
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return ServiceRuntime(settings: settings, registry: registry)
+    }
+
+    package func logger(_ label: String) -> Logger {
+        var logger = Logger(label: "\(settings.name).\(label)")
+        logger.logLevel = settings.logLevel
+        return logger
+    }
+
+    /// A router with request ids, error envelopes, metrics, token verification and the
+    /// operational endpoints already in place; the service adds its own routes.
+    package func makeRouter(checks: [ReadinessCheck], verifier: AccessTokenVerifier?) -> Router<AppRequestContext> {
+        let router = Router(context: AppRequestContext.self)
+        router.add(middleware: RequestIdMiddleware(service: settings.name))
+        router.add(middleware: MetricsMiddleware())
+        if let verifier { router.add(middleware: AuthenticationMiddleware(verifier: verifier)) }
+        OperationalRoutes.add(to: router, service: settings.name, checks: checks, registry: registry)
+        return router
+    }
+
+    /// The HTTP server plus the service's long-lived parts, in one `ServiceGroup`: started in
+    /// the order given (dependencies first), stopped in reverse on SIGTERM or SIGINT.
+    package func makeApplication(_ parts: ServiceParts) -> some ApplicationProtocol {
+        var app = Application(
+            router: parts.router,
+            configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: settings.name),
+            logger: logger)
+        app.addServices(parts.services)
+        return app
+    }
+
+    package func amqpSettings(role: String) throws -> AMQPSettings {
+        try AMQPSettings(
+            url: settings.amqpURL, heartbeatSeconds: settings.amqpHeartbeatSeconds,
+            connectionName: "\(settings.name)-\(role)-\(ProcessInfo.processInfo.processIdentifier)")
+    }
+
+    /// Verifies access tokens against the auth service's JWKS.
+    package func makeTokenVerifier(httpClient: HTTPClient) -> AccessTokenVerifier {
+        AccessTokenVerifier(
+            source: .url(settings.jwksURL, httpClient), issuer: settings.tokenIssuer, audience: settings.tokenAudience,
+            logger: logger("tokens"))
+    }
+}
+
+/// Shuts the shared HTTP client down with the rest of the service group.
+package struct HTTPClientService: Service {
+    package let client: HTTPClient
+
+    package init(client: HTTPClient = HTTPClient(eventLoopGroupProvider: .singleton)) { self.client = client }
+
+    package func run() async throws {
+        try? await gracefulShutdown()
+        try await client.shutdown()
+    }
+}
+
+extension ServiceRuntime {
+    /// The whole of a service executable: configure the process, build, run until SIGTERM or
+    /// SIGINT (exit 0), or log why it could not run and exit 1.
+    package static func main<App: ApplicationProtocol>(
+        name: String, defaultPort: Int, build: (ServiceRuntime) async throws -> App
+    ) async -> Never {
+        let settings: ServiceSettings
+        do {
+            settings = try ServiceSettings(name: name, defaultPort: defaultPort)
+        } catch {
+            FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
+            exit(1)
+        }
+        let runtime = bootstrapProcess(settings: settings)
+        do {
+            try await build(runtime).runService()
+            exit(0)
+        } catch {
+            runtime.logger.critical("service stopped on an error", metadata: ["error": .string(logDescription(of: error))])
+            exit(1)
+        }
+    }
+}

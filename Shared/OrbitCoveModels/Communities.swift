@@ -1,0 +1,62 @@
+import Foundation
+
+/// Community-level settings, stored as JSONB. Absent keys take the defaults.
+package struct CommunitySettings: Codable, Sendable, Equatable {
+    package var allowMemberEvents: Bool
+    package var allowMemberPosts: Bool
+    package var defaultReminderHours: Int
+    package var timezone: String
+
+    package static let `default` = CommunitySettings(
+        allowMemberEvents: true, allowMemberPosts: true, defaultReminderHours: 24, timezone: "UTC")
+
+    package init(allowMemberEvents: Bool, allowMemberPosts: Bool, defaultReminderHours: Int, timezone: String) {
+        self.allowMemberEvents = allowMemberEvents
+        self.allowMemberPosts = allowMemberPosts
+        self.defaultReminderHours = defaultReminderHours
+        self.timezone = timezone
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let fallback = Self.default
+        allowMemberEvents = try container.decodeIfPresent(Bool.self, forKey: .allowMemberEvents) ?? fallback.allowMemberEvents
+        allowMemberPosts = try container.decodeIfPresent(Bool.self, forKey: .allowMemberPosts) ?? fallback.allowMemberPosts
+        defaultReminderHours =
+            try container.decodeIfPresent(Int.self, forKey: .defaultReminderHours) ?? fallback.defaultReminderHours
+        timezone = try container.decodeIfPresent(String.self, forKey: .timezone) ?? fallback.timezone
+    }
+}
+
+package struct Community: Codable, Sendable, Equatable {
+    package var id: UUID
+    package var name: String
+    package var description: String?
+    package var iconUrl: String?
+    package var createdBy: UUID
+    package var memberCount: Int
+    package var subscriptionStatus: SubscriptionStatus
+    package var settings: CommunitySettings
+    /// The requesting user's role in this community.
+    package var role: MemberRole
+    package var createdAt: Date
+    package var updatedAt: Date
+
+    package init(
+        id: UUID, name: String, description: String?, iconUrl: String?, createdBy: UUID, memberCount: Int,
+        subscriptionStatus: SubscriptionStatus, settings: CommunitySettings, role: MemberRole,
+        createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.iconUrl = iconUrl
+        self.createdBy = createdBy
+        self.memberCount = memberCount
+        self.subscriptionStatus = subscriptionStatus
+        self.settings = settings
+        self.role = role
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}

@@ -1,0 +1,9 @@
+/// The durable queues of the original Service Bus namespace, one per kind of background work.
+package enum QueueName: String, Sendable, CaseIterable, Codable {
+    case notifications
+    case mediaProcessing = "media-processing"
+    case reminders
+
+    /// Where messages go after they exhaust their deliveries or can never succeed.
+    package var deadLetter: String { "\(rawValue).dead-letter" }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+package struct User: Codable, Sendable, Equatable {
+    package var id: UUID
+    package var email: String
+    package var displayName: String
+    package var avatarUrl: String?
+    package var createdAt: Date
+    package var updatedAt: Date
+
+    package init(id: UUID, email: String, displayName: String, avatarUrl: String?, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.email = email
+        self.displayName = displayName
+        self.avatarUrl = avatarUrl
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
