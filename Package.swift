@@ -123,12 +123,12 @@ let package = Package(
                 dependencies: [
                     "OrbitCoveModels", "OrbitCoveInfra",
                     "AuthService", "CoreService", "NotificationsService", "MediaService", "RemindersService",
-                    "AdminCommands",
+                    "AdminCommands", hummingbird, lifecycle, logging, postgres,
                     .product(name: "HummingbirdTesting", package: "hummingbird"),
+                    .product(name: "JWTKit", package: "jwt-kit"),
                     .product(name: "Yams", package: "Yams"),
                 ],
                 path: "Tests/OrbitCoveTests",
-                resources: [.copy("Fixtures")],
                 swiftSettings: strict
             ),
         ]

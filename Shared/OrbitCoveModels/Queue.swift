@@ -4,6 +4,4 @@ package enum QueueName: String, Sendable, CaseIterable, Codable {
     case mediaProcessing = "media-processing"
     case reminders
 
-    /// Where messages go after they exhaust their deliveries or can never succeed.
-    package var deadLetter: String { "\(rawValue).dead-letter" }
 }

@@ -79,6 +79,12 @@ final class AMQPConnection {
         return (Int(ok.pointee.message_count), Int(ok.pointee.consumer_count))
     }
 
+    func deleteQueue(_ queue: String) throws {
+        let storage = AMQPTableStorage([])
+        amqp_queue_delete(state, Self.channel, storage.bytes(queue), 0, 0)
+        try check(amqp_get_rpc_reply(state), during: "queue.delete \(queue)")
+    }
+
     // MARK: Publishing
 
     func enableConfirms() throws {

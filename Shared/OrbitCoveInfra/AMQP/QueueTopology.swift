@@ -31,21 +31,26 @@ package struct QueueTopology: Sendable {
 
     /// The work queue and its dead-letter queue, for each queue named.
     package static func forQueues(_ names: [QueueName]) -> QueueTopology {
+        forQueues(named: names.map(\.rawValue))
+    }
+
+    /// The same shape for any queue name (tests use throwaway names).
+    package static func forQueues(named names: [String]) -> QueueTopology {
         var queues: [Queue] = []
         for name in names {
             queues.append(
                 Queue(
-                    name: name.deadLetter,
+                    name: deadLetterQueue(for: name),
                     arguments: [("x-queue-type", .string("quorum"))],
-                    bindings: [(deadLetterExchange, name.rawValue)]))
+                    bindings: [(deadLetterExchange, name)]))
             queues.append(
                 Queue(
-                    name: name.rawValue,
+                    name: name,
                     arguments: [
                         ("x-queue-type", .string("quorum")),
                         ("x-delivery-limit", .int(deliveryLimit)),
                         ("x-dead-letter-exchange", .string(deadLetterExchange)),
-                        ("x-dead-letter-routing-key", .string(name.rawValue)),
+                        ("x-dead-letter-routing-key", .string(name)),
                         ("x-dead-letter-strategy", .string("at-least-once")),
                         ("x-overflow", .string("reject-publish")),
                     ],
@@ -53,4 +58,6 @@ package struct QueueTopology: Sendable {
         }
         return QueueTopology(exchanges: [Exchange(name: deadLetterExchange, type: "direct")], queues: queues)
     }
+
+    package static func deadLetterQueue(for queue: String) -> String { "\(queue).dead-letter" }
 }

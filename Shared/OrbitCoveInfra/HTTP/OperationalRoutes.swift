@@ -19,6 +19,11 @@ package struct ReadinessCheck: Sendable {
 package struct ReadinessReport: Codable, Sendable, Equatable {
     package var status: String
     package var checks: [String: String]
+
+    package init(status: String, checks: [String: String]) {
+        self.status = status
+        self.checks = checks
+    }
 }
 
 /// `/health` (the process is alive), `/ready` (its dependencies answer) and `/metrics`

@@ -8,11 +8,16 @@ package struct JSONLogHandler: LogHandler {
     package var logLevel: Logger.Level
     private let label: String
     private let service: String
+    private let output: @Sendable (String) -> Void
 
-    package init(label: String, service: String, level: Logger.Level) {
+    package init(
+        label: String, service: String, level: Logger.Level,
+        output: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
+    ) {
         self.label = label
         self.service = service
         self.logLevel = level
+        self.output = output
     }
 
     package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -32,7 +37,7 @@ package struct JSONLogHandler: LogHandler {
             line += ",\(Self.quoted(key)):\(Self.quoted(value.description))"
         }
         line += "}\n"
-        FileHandle.standardOutput.write(Data(line.utf8))
+        output(line)
     }
 
     /// Installs the handler for the whole process; call once at start-up.

@@ -1,0 +1,68 @@
+# OrbitCove's front door. `make` lists the targets; README.md explains the local stack.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+STACK := ./scripts/stack.sh
+SWIFT_SOURCES := Package.swift Services Shared Tests
+OPENAPI := deploy/openapi/openapi.yaml
+# Extra arguments for swift test, e.g. make test SWIFT_TEST_ARGS='--filter AuthTests'.
+SWIFT_TEST_ARGS ?=
+
+# The tests run against the same local servers as `make up`, in their own database and vhost.
+export ORBITCOVE_TEST_DATABASE_URL ?= postgres://orbitcove_app:orbitcove_app@127.0.0.1:55432/orbitcove_test
+export ORBITCOVE_TEST_MIGRATION_DATABASE_URL ?= postgres://orbitcove_owner:orbitcove_owner@127.0.0.1:55432/orbitcove_test
+export ORBITCOVE_TEST_AMQP_URL ?= amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test
+export ORBITCOVE_TEST_REDIS_URL ?= redis://127.0.0.1:56379/1
+
+.PHONY: help up down logs status servers migrate build test test-env lint format openapi-check clean-local
+
+help: ## List the targets
+	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+up: ## Start everything: servers, build, migrate, the five services and the gateway on :8080
+	$(STACK) up
+
+down: ## Stop everything `make up` or `make servers` started (data is kept)
+	$(STACK) down
+
+logs: ## Follow every log under .local/
+	$(STACK) logs
+
+status: ## Show which components are running
+	@$(STACK) status
+
+servers: ## Start and provision PostgreSQL, Redis and RabbitMQ only
+	$(STACK) servers
+
+migrate: ## Apply database migrations to the development database
+	$(STACK) migrate
+
+build: ## swift build
+	swift build
+
+test: ## Run the tests against the local servers (starts them if needed)
+	$(STACK) servers
+	@$(MAKE) --no-print-directory openapi-check
+	swift build --build-tests
+	ORBITCOVE_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL) $(STACK) migrate
+	swift test $(SWIFT_TEST_ARGS)
+
+test-env: ## Print the test settings, for eval "$(make -s test-env)" before a manual swift test
+	@echo "export ORBITCOVE_TEST_DATABASE_URL=$(ORBITCOVE_TEST_DATABASE_URL)"
+	@echo "export ORBITCOVE_TEST_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL)"
+	@echo "export ORBITCOVE_TEST_AMQP_URL=$(ORBITCOVE_TEST_AMQP_URL)"
+	@echo "export ORBITCOVE_TEST_REDIS_URL=$(ORBITCOVE_TEST_REDIS_URL)"
+
+lint: ## Check formatting (swift format, strict)
+	swift format lint --strict --recursive $(SWIFT_SOURCES)
+
+format: ## Reformat the Swift sources in place
+	swift format --in-place --recursive $(SWIFT_SOURCES)
+
+openapi-check: ## Validate the OpenAPI document
+	@python3 -c 'import openapi_spec_validator' 2>/dev/null || $(STACK) install
+	python3 -m openapi_spec_validator $(OPENAPI)
+
+clean-local: ## Stop everything and DELETE all local data (.local/: databases, queues, keys, logs)
+	$(STACK) clean

@@ -1,0 +1,131 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+/// The plumbing every service shares, on a router built the way services build theirs.
+@Suite struct HTTPPlumbingTests {
+    func app(checks: [ReadinessCheck] = []) throws -> some ApplicationProtocol {
+        let runtime = try TestEnvironment.runtime(name: "orbitcove-test")
+        let router = runtime.makeRouter(checks: checks, verifier: nil)
+        router.get("/boom") { _, _ -> String in throw PlainError() }
+        router.post("/echo") { request, context in
+            struct Body: Codable, Sendable { var name: String; var count: Int }
+            return try Response.data(
+                try await request.decodeJSON(as: Body.self, context: context), requestId: context.requestId)
+        }
+        return runtime.makeApplication(ServiceParts(router: router, services: []))
+    }
+
+    struct PlainError: Error {}
+
+    @Test func healthAnswersAndNamesTheService() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.servedBy] == "orbitcove-test")
+                #expect(response.headers[.requestId]?.isEmpty == false)
+            }
+        }
+    }
+
+    @Test func unknownRoutesGetTheErrorEnvelope() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/api/v1/nothing-here", method: .get, headers: [.requestId: "req-42"]) { response in
+                #expect(response.status == .notFound)
+                #expect(response.headers[.requestId] == "req-42")
+                let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
+                #expect(body.error.code == "NOT_FOUND")
+            }
+        }
+    }
+
+    @Test func unexpectedErrorsAreGeneric500s() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/boom", method: .get) { response in
+                #expect(response.status == .internalServerError)
+                let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
+                #expect(body.error.code == "INTERNAL_ERROR")
+                #expect(!String(buffer: response.body).contains("PlainError"))
+            }
+        }
+    }
+
+    @Test func badBodiesNameTheField() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/echo", method: .post, body: ByteBuffer(string: #"{"name":"x"}"#)) { response in
+                #expect(response.status == .badRequest)
+                let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
+                #expect(body.error.code == "VALIDATION_FAILED")
+                #expect(body.error.details["fields"] == ["count": "is required"])
+            }
+            try await client.execute(uri: "/echo", method: .post, body: ByteBuffer(string: "{nope")) { response in
+                #expect(response.status == .badRequest)
+                let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
+                #expect(body.error.details["fields"] == ["body": "is not valid JSON"])
+            }
+            try await client.execute(uri: "/echo", method: .post, body: ByteBuffer(string: #"{"name":"x","count":2}"#)) {
+                response in
+                #expect(response.status == .ok)
+            }
+        }
+    }
+
+    @Test func hostileRequestIdsAreReplaced() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/health", method: .get, headers: [.requestId: "a\"b"]) { response in
+                #expect(response.headers[.requestId] != "a\"b")
+            }
+        }
+    }
+
+    @Test func readinessReflectsCriticalAndOptionalDependencies() async throws {
+        struct Down: Error {}
+        let ok = ReadinessCheck("postgres") {}
+        let cacheDown = ReadinessCheck("redis", critical: false) { throw Down() }
+        let brokerDown = ReadinessCheck("rabbitmq") { throw Down() }
+
+        try await app(checks: [ok, cacheDown]).test(.router) { client in
+            try await client.execute(uri: "/ready", method: .get) { response in
+                #expect(response.status == .ok)
+                let report = try JSONCoding.decoder.decode(ReadinessReport.self, from: Data(buffer: response.body))
+                #expect(report == ReadinessReport(status: "degraded", checks: ["postgres": "ok", "redis": "failing"]))
+            }
+        }
+        try await app(checks: [ok, brokerDown]).test(.router) { client in
+            try await client.execute(uri: "/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+            }
+        }
+    }
+
+    @Test func metricsAreInPrometheusTextFormat() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+            }
+        }
+    }
+
+    @Test func aServiceWhoseDatabaseIsDownIsNotReady() async throws {
+        let port = try freePort()
+        let runtime = try TestEnvironment.runtime(
+            name: "orbitcove-test",
+            extra: ["ORBITCOVE_DATABASE_URL": "postgres://orbitcove_app:x@127.0.0.1:\(port)/orbitcove_test"])
+        let database = try Database(url: runtime.settings.databaseURL, logger: TestEnvironment.logger)
+        let redis = try RedisClient(url: runtime.settings.redisURL, logger: TestEnvironment.logger)
+        let router = runtime.makeRouter(checks: [.postgres(database), .redis(redis)], verifier: nil)
+        let app = runtime.makeApplication(ServiceParts(router: router, services: [database.client, redis]))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                let report = try JSONCoding.decoder.decode(ReadinessReport.self, from: Data(buffer: response.body))
+                #expect(report.checks == ["postgres": "failing", "redis": "ok"])
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+@Suite struct ModelsTests {
+    @Test func envelopeRoundTripsAndExposesItsHead() throws {
+        let payload = CommunityCreated(communityId: UUID(), name: "Tigers U10", createdBy: UUID())
+        let envelope = MessageEnvelope(communityId: payload.communityId, actorId: payload.createdBy, data: payload)
+        let bytes = try JSONCoding.encoder.encode(envelope)
+
+        let head = try JSONCoding.decoder.decode(EnvelopeHead.self, from: bytes)
+        #expect(head.id == envelope.id)
+        #expect(head.type == "community.created")
+        #expect(head.version == 1)
+        #expect(head.communityId == payload.communityId)
+
+        let decoded = try JSONCoding.decoder.decode(MessageEnvelope<CommunityCreated>.self, from: bytes)
+        #expect(decoded.data == payload)
+        #expect(abs(decoded.occurredAt.timeIntervalSince(envelope.occurredAt)) < 0.001)
+    }
+
+    @Test func envelopeUsesTheDocumentedFieldNames() throws {
+        let envelope = MessageEnvelope(
+            communityId: nil, actorId: nil, data: CommunityCreated(communityId: UUID(), name: "x", createdBy: UUID()))
+        let object = try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(envelope)) as? [String: Any]
+        #expect(Set(object?.keys.map { $0 } ?? []) == ["id", "type", "version", "occurredAt", "data"])
+        let occurredAt = try #require(object?["occurredAt"] as? String)
+        #expect(occurredAt.hasSuffix("Z"))
+    }
+
+    @Test func communitySettingsFillMissingKeysWithDefaults() throws {
+        let settings = try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(#"{"timezone":"Europe/Oslo"}"#.utf8))
+        #expect(settings.timezone == "Europe/Oslo")
+        #expect(settings.allowMemberEvents)
+        #expect(settings.defaultReminderHours == 24)
+    }
+
+    @Test func errorEnvelopeHasTheSeedShape() throws {
+        let envelope = ErrorEnvelope(code: "COMMUNITY_NOT_FOUND", message: "No such community", details: ["id": "x"])
+        let json = String(decoding: try JSONCoding.encoder.encode(envelope), as: UTF8.self)
+        #expect(json == #"{"error":{"code":"COMMUNITY_NOT_FOUND","details":{"id":"x"},"message":"No such community"}}"#)
+    }
+
+    @Test(arguments: [
+        #"{"a":[1,true,null,"x",{"b":2.5}]}"#,
+        #"{"nested":{"deep":{"deeper":[]}}}"#,
+    ])
+    func jsonValueRoundTrips(_ text: String) throws {
+        let value = try JSONCoding.decoder.decode(JSONValue.self, from: Data(text.utf8))
+        let again = try JSONCoding.decoder.decode(JSONValue.self, from: JSONCoding.encoder.encode(value))
+        #expect(value == again)
+    }
+
+    @Test func timestampsAreUTCWithMilliseconds() throws {
+        let date = Date(timeIntervalSince1970: 1_767_528_000.123)
+        #expect(JSONCoding.formatTimestamp(date) == "2026-01-04T12:00:00.123Z")
+        #expect(JSONCoding.parseTimestamp("2026-01-04T12:00:00Z") == Date(timeIntervalSince1970: 1_767_528_000))
+        #expect(JSONCoding.parseTimestamp("yesterday") == nil)
+    }
+}

@@ -1,0 +1,45 @@
+import OrbitCoveInfra
+import Testing
+
+@Suite struct SQLScriptTests {
+    @Test func splitsAtTopLevelSemicolonsOnly() {
+        let script = """
+            -- a comment; with a semicolon
+            CREATE TABLE a (note TEXT DEFAULT 'x;y', "odd;name" INT);
+            /* block; comment /* nested; */ still comment; */
+            INSERT INTO a VALUES ('it''s; fine', $1);
+            CREATE FUNCTION f() RETURNS TRIGGER AS $$
+            BEGIN
+                PERFORM 1; RETURN NEW;
+            END;
+            $$ LANGUAGE plpgsql;
+            DO $body$ BEGIN RAISE NOTICE 'a;b'; END $body$;
+            SELECT 1
+            """
+        let statements = SQLScript.statements(in: script)
+        #expect(statements.count == 5)
+        #expect(statements[0].hasSuffix(#"CREATE TABLE a (note TEXT DEFAULT 'x;y', "odd;name" INT)"#))
+        #expect(statements[1].hasSuffix("INSERT INTO a VALUES ('it''s; fine', $1)"))
+        #expect(statements[2].hasPrefix("CREATE FUNCTION f()"))
+        #expect(statements[2].hasSuffix("$$ LANGUAGE plpgsql"))
+        #expect(statements[3] == "DO $body$ BEGIN RAISE NOTICE 'a;b'; END $body$")
+        #expect(statements[4] == "SELECT 1")
+    }
+
+    @Test func dropsEmptyAndCommentOnlyStatements() {
+        #expect(SQLScript.statements(in: ";;\n-- only a comment\n;  ").isEmpty)
+    }
+
+    @Test func everyBundledMigrationSplitsIntoStatements() throws {
+        for migration in try Migration.bundled() {
+            let statements = SQLScript.statements(in: migration.sql)
+            #expect(!statements.isEmpty, "\(migration.name)")
+            for statement in statements {
+                let keyword = statement.split(whereSeparator: \.isWhitespace).first { !$0.hasPrefix("--") }
+                #expect(
+                    ["CREATE", "ALTER", "DROP", "GRANT", "INSERT", "UPDATE", "DO"].contains(keyword.map(String.init) ?? ""),
+                    "\(migration.name): \(statement.prefix(60))")
+            }
+        }
+    }
+}
