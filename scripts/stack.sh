@@ -119,7 +119,7 @@ owned_dir() {
 }
 
 make_local_dirs() {
-    mkdir -p "$LOGS" "$PIDS" "$KEYS" "$LOCAL/media"
+    mkdir -p "$LOGS" "$PIDS" "$KEYS"
     chmod 0755 "$LOCAL"
     chmod 0700 "$KEYS"
 }
@@ -581,7 +581,6 @@ start_service() {
     env ORBITCOVE_ENV="${ORBITCOVE_ENV:-development}" \
         ORBITCOVE_AUTH_DEV_LOGIN="${ORBITCOVE_AUTH_DEV_LOGIN:-true}" \
         ORBITCOVE_AUTH_SIGNING_KEY_FILE="${ORBITCOVE_AUTH_SIGNING_KEY_FILE:-$SIGNING_KEY}" \
-        ORBITCOVE_MEDIA_STORAGE_PATH="${ORBITCOVE_MEDIA_STORAGE_PATH:-$LOCAL/media}" \
         setsid nohup "$exe" >>"$LOGS/$name.log" 2>&1 </dev/null &
     printf '%s\n' "$!" >"$PIDS/$name.pid"
 }

@@ -35,7 +35,7 @@ package struct ResponseMeta: Codable, Sendable {
 }
 
 package struct CursorPagination: Codable, Sendable {
-    package var nextCursor: String?
+    @ExplicitNull package var nextCursor: String?
     package var hasMore: Bool
     package var limit: Int
 

@@ -31,8 +31,8 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
 package struct Community: Codable, Sendable, Equatable {
     package var id: UUID
     package var name: String
-    package var description: String?
-    package var iconUrl: String?
+    @ExplicitNull package var description: String?
+    @ExplicitNull package var iconUrl: String?
     package var createdBy: UUID
     package var memberCount: Int
     package var subscriptionStatus: SubscriptionStatus

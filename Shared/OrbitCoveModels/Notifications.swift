@@ -3,12 +3,12 @@ import Foundation
 /// One entry of a user's notification history.
 package struct NotificationRecord: Codable, Sendable, Equatable {
     package var id: UUID
-    package var communityId: UUID?
+    @ExplicitNull package var communityId: UUID?
     package var type: NotificationType
     package var title: String
     package var body: String
     package var data: [String: JSONValue]
-    package var readAt: Date?
+    @ExplicitNull package var readAt: Date?
     package var createdAt: Date
 
     package init(

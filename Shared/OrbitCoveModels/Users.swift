@@ -4,7 +4,7 @@ package struct User: Codable, Sendable, Equatable {
     package var id: UUID
     package var email: String
     package var displayName: String
-    package var avatarUrl: String?
+    @ExplicitNull package var avatarUrl: String?
     package var createdAt: Date
     package var updatedAt: Date
 

@@ -16,8 +16,7 @@ import Testing
 /// relay publishes it with confirms, and notifications records it once, even if redelivered.
 @Suite struct CommunityFlowTests {
     @Test func aNewCommunityReachesItsCreatorsNotificationsExactlyOnce() async throws {
-        let authPort = try freePort()
-        let authRuntime = try TestEnvironment.runtime(name: "orbitcove-auth", port: authPort)
+        let authRuntime = try TestEnvironment.runtime(name: "orbitcove-auth")
         let auth = authRuntime.makeApplication(
             try await AuthApplication.parts(
                 runtime: authRuntime,
@@ -25,14 +24,17 @@ import Testing
                     "ORBITCOVE_AUTH_DEV_LOGIN": "true",
                     "ORBITCOVE_AUTH_SIGNING_KEY": ES256PrivateKey().pemRepresentation,
                 ])))
-        let jwks = ["ORBITCOVE_JWKS_URL": "http://127.0.0.1:\(authPort)/.well-known/jwks.json"]
-        let coreRuntime = try TestEnvironment.runtime(name: "orbitcove-core", extra: jwks)
-        let core = coreRuntime.makeApplication(try CoreApplication.parts(runtime: coreRuntime))
-        let notificationsRuntime = try TestEnvironment.runtime(name: "orbitcove-notifications", extra: jwks)
-        let notifications = notificationsRuntime.makeApplication(
-            try NotificationsApplication.parts(runtime: notificationsRuntime))
 
+        // Auth runs live (on a port the test framework picks) so core and notifications fetch its JWKS over HTTP.
         try await auth.test(.live) { authClient in
+            let authPort = try #require(authClient.port)
+            let jwks = ["ORBITCOVE_JWKS_URL": "http://127.0.0.1:\(authPort)/.well-known/jwks.json"]
+            let coreRuntime = try TestEnvironment.runtime(name: "orbitcove-core", extra: jwks)
+            let core = coreRuntime.makeApplication(try CoreApplication.parts(runtime: coreRuntime))
+            let notificationsRuntime = try TestEnvironment.runtime(name: "orbitcove-notifications", extra: jwks)
+            let notifications = notificationsRuntime.makeApplication(
+                try NotificationsApplication.parts(runtime: notificationsRuntime))
+
             let ana = try await signIn(authClient, name: "Ana")
             let ben = try await signIn(authClient, name: "Ben")
             try await notifications.test(.router) { notificationsClient in

@@ -11,6 +11,8 @@ import Testing
         try await withScratchDatabase { url in
             try await withTestDatabase(url: url) { database in
                 let runner = MigrationRunner(client: database.client, logger: TestEnvironment.logger)
+                let beforeAny = try await runner.applied()
+                #expect(beforeAny.isEmpty)
                 #expect(try await runner.migrate(migrations) == migrations.map(\.version))
                 #expect(try await runner.migrate(migrations).isEmpty)
                 let applied = try await runner.applied()
@@ -76,7 +78,10 @@ import Testing
         try await withScratchDatabase { url in
             try await withTestDatabase(url: url) { database in
                 let runner = MigrationRunner(client: database.client, logger: TestEnvironment.logger)
-                await #expect(throws: PSQLError.self) { try await runner.migrate(broken) }
+                await #expect(
+                    throws: MigrationError.failed(
+                        version: 1, name: "0001_broken", reason: #"relation "nowhere" does not exist"#)
+                ) { try await runner.migrate(broken) }
                 #expect(try await runner.applied().isEmpty)
                 let tables = try await count(
                     "SELECT count(*)::int FROM information_schema.tables WHERE table_name = 'half'", in: database)

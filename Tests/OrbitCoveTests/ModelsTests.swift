@@ -53,9 +53,28 @@ import Testing
     }
 
     @Test func timestampsAreUTCWithMilliseconds() throws {
-        let date = Date(timeIntervalSince1970: 1_767_528_000.123)
-        #expect(JSONCoding.formatTimestamp(date) == "2026-01-04T12:00:00.123Z")
+        let date = Date(timeIntervalSince1970: 1_767_528_000.125)
+        #expect(JSONCoding.formatTimestamp(date) == "2026-01-04T12:00:00.125Z")
         #expect(JSONCoding.parseTimestamp("2026-01-04T12:00:00Z") == Date(timeIntervalSince1970: 1_767_528_000))
         #expect(JSONCoding.parseTimestamp("yesterday") == nil)
+    }
+
+    @Test func absentOptionalFieldsAreEncodedAsNull() throws {
+        let now = Date(timeIntervalSince1970: 1_767_528_000)
+        let user = User(
+            id: UUID(), email: "a@example.com", displayName: "A", avatarUrl: nil, createdAt: now, updatedAt: now)
+        let object = try #require(
+            JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(user)) as? [String: Any])
+        #expect(object["avatarUrl"] is NSNull)
+
+        let decodedWithoutKey = try JSONCoding.decoder.decode(
+            User.self,
+            from: Data(#"{"id":"\#(user.id)","email":"a@example.com","displayName":"A","createdAt":"2026-01-04T12:00:00Z","updatedAt":"2026-01-04T12:00:00Z"}"#.utf8))
+        #expect(decodedWithoutKey == user)
+
+        var withAvatar = user
+        withAvatar.avatarUrl = "https://example.com/a.png"
+        let again = try JSONCoding.decoder.decode(User.self, from: JSONCoding.encoder.encode(withAvatar))
+        #expect(again.avatarUrl == "https://example.com/a.png")
     }
 }

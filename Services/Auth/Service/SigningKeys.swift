@@ -13,21 +13,24 @@ package struct SigningKeys: Sendable {
     package let collection: JWTKeyCollection
 
     package init(pems: [String]) async throws {
-        guard !pems.isEmpty else { throw ConfigurationError(variable: "ORBITCOVE_AUTH_SIGNING_KEY", reason: "no key") }
         let collection = JWTKeyCollection()
+        var keys: [(key: ES256PrivateKey, kid: String)] = []
         var jwks: [JWK] = []
-        var first: (ES256PrivateKey, String)?
         for pem in pems {
             let key = try ES256PrivateKey(pem: pem)
-            let publicKey = key.publicKey
-            guard let (x, y) = publicKey.parameters else { throw ConfigurationError(variable: "signing key", reason: "not P-256") }
+            guard let (x, y) = key.publicKey.parameters else {
+                throw ConfigurationError(variable: "signing key", reason: "not P-256")
+            }
             let kid = Self.thumbprint(x: x, y: y)
             await collection.add(ecdsa: key, kid: JWKIdentifier(string: kid))
             jwks.append(.ecdsa(.es256, identifier: JWKIdentifier(string: kid), x: x, y: y, curve: .p256))
-            if first == nil { first = (key, kid) }
+            keys.append((key, kid))
         }
-        self.signer = first!.0
-        self.signerKid = first!.1
+        guard let signing = keys.first else {
+            throw ConfigurationError(variable: "ORBITCOVE_AUTH_SIGNING_KEY", reason: "no key")
+        }
+        self.signer = signing.key
+        self.signerKid = signing.kid
         self.published = JWKS(keys: jwks)
         self.collection = collection
     }

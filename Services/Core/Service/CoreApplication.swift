@@ -23,14 +23,13 @@ package enum CoreApplication {
             logger: runtime.logger("amqp"))
         let relay = OutboxRelay(
             database: database, publisher: publisher, appId: settings.name, logger: runtime.logger("outbox"))
-        let http = HTTPClientService()
 
         let router = runtime.makeRouter(
             checks: [.postgres(database), .redis(redis), .rabbitmq(publisher)],
-            verifier: runtime.makeTokenVerifier(httpClient: http.client))
+            verifier: runtime.makeTokenVerifier())
         CommunityRoutes(store: CommunityStore(database: database, logger: runtime.logger("communities")))
             .register(on: router)
         UserRoutes(store: UserStore(database: database, logger: runtime.logger("users"))).register(on: router)
-        return ServiceParts(router: router, services: [database.client, redis, http, publisher, relay])
+        return ServiceParts(router: router, services: [database.client, redis, publisher, relay])
     }
 }

@@ -55,6 +55,7 @@ package enum MigrationError: Error, Equatable, CustomStringConvertible {
     case missingBundle
     case edited(version: Int, name: String)
     case unknownApplied(version: Int, name: String)
+    case failed(version: Int, name: String, reason: String)
 
     package var description: String {
         switch self {
@@ -65,6 +66,8 @@ package enum MigrationError: Error, Equatable, CustomStringConvertible {
             "migration \(name) (version \(version)) was edited after it was applied; add a new migration instead"
         case .unknownApplied(let version, let name):
             "the database has migration \(name) (version \(version)) that this build does not know; refusing to run an older build's migrations"
+        case .failed(let version, let name, let reason):
+            "migration \(name) (version \(version)) failed and was rolled back: \(reason)"
         }
     }
 }
@@ -93,17 +96,18 @@ package struct MigrationRunner: Sendable {
     @discardableResult
     package func migrate(_ migrations: [Migration]) async throws -> [Int] {
         try await client.withConnection { connection in
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version INTEGER PRIMARY KEY,
-                    name VARCHAR(200) NOT NULL,
-                    checksum CHAR(64) NOT NULL,
-                    applied_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT NOW()
-                )
-                """, logger: logger)
+            // Lock first: two runners creating the bookkeeping table at once collide in the catalog.
             try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
             do {
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version INTEGER PRIMARY KEY,
+                        name VARCHAR(200) NOT NULL,
+                        checksum CHAR(64) NOT NULL,
+                        applied_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT NOW()
+                    )
+                    """, logger: logger)
                 let result = try await apply(migrations, on: connection)
                 try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return result
@@ -132,15 +136,20 @@ package struct MigrationRunner: Sendable {
         var newlyApplied: [Int] = []
         for migration in migrations where applied[migration.version] == nil {
             let started = ContinuousClock.now
-            try await connection.withTransaction(logger: logger) { transaction in
-                for statement in SQLScript.statements(in: migration.sql) {
-                    try await transaction.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            do {
+                try await connection.withTransaction(logger: logger) { transaction in
+                    for statement in SQLScript.statements(in: migration.sql) {
+                        try await transaction.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await transaction.query(
+                        """
+                        INSERT INTO schema_migrations (version, name, checksum)
+                        VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                        """, logger: logger)
                 }
-                try await transaction.query(
-                    """
-                    INSERT INTO schema_migrations (version, name, checksum)
-                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
-                    """, logger: logger)
+            } catch {
+                throw MigrationError.failed(
+                    version: migration.version, name: migration.name, reason: Self.serverMessage(of: error))
             }
             logger.info(
                 "migration applied",
@@ -150,7 +159,26 @@ package struct MigrationRunner: Sendable {
         return newlyApplied
     }
 
+    /// What PostgreSQL said, without the query's bound values.
+    private static func serverMessage(of error: any Error) -> String {
+        var error = error
+        if let transactionError = error as? PostgresTransactionError,
+            let inner = transactionError.closureError ?? transactionError.beginError ?? transactionError.commitError
+        {
+            error = inner
+        }
+        if let psqlError = error as? PSQLError, let message = psqlError.serverInfo?[.message] {
+            return message
+        }
+        return String(describing: error)
+    }
+
     private func appliedRows(on connection: PostgresConnection) async throws -> [Applied] {
+        let bookkeeping = try await connection.query(
+            "SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
+        for try await exists in bookkeeping.decode(Bool.self) where !exists {
+            return []
+        }
         let rows = try await connection.query(
             "SELECT version, name, checksum FROM schema_migrations ORDER BY version", logger: logger)
         var result: [Applied] = []

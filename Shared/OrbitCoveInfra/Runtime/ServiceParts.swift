@@ -23,15 +23,14 @@ package struct ServiceParts {
         let settings = runtime.settings
         let database = try Database(url: settings.databaseURL, logger: runtime.logger("postgres"))
         let redis = try RedisClient(url: settings.redisURL, logger: runtime.logger("redis"))
-        let http = HTTPClientService()
         let consumerSettings = try runtime.amqpSettings(role: "consumer")
         let worker = QueueWorker.make(
             queue: queue, consumer: consumer, database: database, settings: consumerSettings,
             logger: runtime.logger("consumer"), register: register)
         let router = runtime.makeRouter(
             checks: [.postgres(database), .redis(redis), .rabbitmq(settings: consumerSettings)],
-            verifier: runtime.makeTokenVerifier(httpClient: http.client))
+            verifier: runtime.makeTokenVerifier())
         addRoutes(router, database)
-        return ServiceParts(router: router, services: [database.client, redis, http, worker])
+        return ServiceParts(router: router, services: [database.client, redis, worker])
     }
 }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import Logging
@@ -64,23 +63,12 @@ package struct ServiceRuntime: Sendable {
             connectionName: "\(settings.name)-\(role)-\(ProcessInfo.processInfo.processIdentifier)")
     }
 
-    /// Verifies access tokens against the auth service's JWKS.
-    package func makeTokenVerifier(httpClient: HTTPClient) -> AccessTokenVerifier {
+    /// Verifies access tokens against the auth service's JWKS, fetched with the process-wide
+    /// HTTP client (which needs no shutdown, so a router built only to be inspected is safe).
+    package func makeTokenVerifier() -> AccessTokenVerifier {
         AccessTokenVerifier(
-            source: .url(settings.jwksURL, httpClient), issuer: settings.tokenIssuer, audience: settings.tokenAudience,
+            source: .url(settings.jwksURL, .shared), issuer: settings.tokenIssuer, audience: settings.tokenAudience,
             logger: logger("tokens"))
-    }
-}
-
-/// Shuts the shared HTTP client down with the rest of the service group.
-package struct HTTPClientService: Service {
-    package let client: HTTPClient
-
-    package init(client: HTTPClient = HTTPClient(eventLoopGroupProvider: .singleton)) { self.client = client }
-
-    package func run() async throws {
-        try? await gracefulShutdown()
-        try await client.shutdown()
     }
 }
 
