@@ -20,8 +20,10 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let fallback = Self.default
-        allowMemberEvents = try container.decodeIfPresent(Bool.self, forKey: .allowMemberEvents) ?? fallback.allowMemberEvents
-        allowMemberPosts = try container.decodeIfPresent(Bool.self, forKey: .allowMemberPosts) ?? fallback.allowMemberPosts
+        allowMemberEvents =
+            try container.decodeIfPresent(Bool.self, forKey: .allowMemberEvents) ?? fallback.allowMemberEvents
+        allowMemberPosts =
+            try container.decodeIfPresent(Bool.self, forKey: .allowMemberPosts) ?? fallback.allowMemberPosts
         defaultReminderHours =
             try container.decodeIfPresent(Int.self, forKey: .defaultReminderHours) ?? fallback.defaultReminderHours
         timezone = try container.decodeIfPresent(String.self, forKey: .timezone) ?? fallback.timezone

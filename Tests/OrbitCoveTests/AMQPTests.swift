@@ -24,7 +24,9 @@ import Testing
             let messages = (0..<50).map { index in
                 OutgoingMessage(
                     id: UUID(), type: "test.message", routingKey: queue, body: Array("{\"n\":\(index)}".utf8),
-                    headers: ["traceparent": "00-\(String(repeating: "a", count: 32))-\(String(repeating: "b", count: 16))-01"],
+                    headers: [
+                        "traceparent": "00-\(String(repeating: "a", count: 32))-\(String(repeating: "b", count: 16))-01"
+                    ],
                     appId: "tests")
             }
             let publisher = AMQPPublisher(
@@ -45,7 +47,11 @@ import Testing
             }
             let got = received.withLock { $0 }
             #expect(Set(got.compactMap(\.messageId)) == Set(messages.map { $0.id.uuidString.lowercased() }))
-            #expect(got.allSatisfy { $0.type == "test.message" && $0.headers["traceparent"] == .string(messages[0].headers["traceparent"]!) })
+            #expect(
+                got.allSatisfy {
+                    $0.type == "test.message"
+                        && $0.headers["traceparent"] == .string(messages[0].headers["traceparent"]!)
+                })
             #expect(Set(got.map { String(decoding: $0.body, as: UTF8.self) }) == Set((0..<50).map { "{\"n\":\($0)}" }))
         }
     }
@@ -121,13 +127,15 @@ import Testing
             let done = finished.withLock { $0 }
             #expect(done == started.withLock { $0 })
             #expect(done >= 1 && done < 10)
-            #expect(try await eventually { try await AMQPProbe.depth(of: queue, settings: settings).messages == 10 - done })
+            #expect(
+                try await eventually { try await AMQPProbe.depth(of: queue, settings: settings).messages == 10 - done })
         }
     }
 }
 
 private func message(to queue: String) -> OutgoingMessage {
-    OutgoingMessage(id: UUID(), type: "test.message", routingKey: queue, body: Array("{}".utf8), headers: [:], appId: "tests")
+    OutgoingMessage(
+        id: UUID(), type: "test.message", routingKey: queue, body: Array("{}".utf8), headers: [:], appId: "tests")
 }
 
 /// A fresh queue name (with its dead-letter queue), deleted after the test.

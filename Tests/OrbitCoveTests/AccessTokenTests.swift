@@ -40,16 +40,21 @@ import Testing
     @Test func tamperedTokensAreRefused() async throws {
         let token = try await issuer.accessToken(for: UUID())
         var parts = token.split(separator: ".").map(String.init)
-        let forged = #"{"sub":"\#(UUID().uuidString.lowercased())","aud":"orbitcove-api","iss":"orbitcove-auth","iat":1,"exp":9999999999,"jti":"x"}"#
+        let forged =
+            #"{"sub":"\#(UUID().uuidString.lowercased())","aud":"orbitcove-api","iss":"orbitcove-auth","iat":1,"exp":9999999999,"jti":"x"}"#
         parts[1] = Data(forged.utf8).base64URLEncodedString()
         await #expect(throws: AccessTokenError.badSignature) { try await verifier.verify(parts.joined(separator: ".")) }
     }
 
     @Test func unsignedAndSymmetricTokensAreRefused() async throws {
-        let payload = Data(#"{"sub":"\#(UUID().uuidString)","aud":"orbitcove-api","iss":"orbitcove-auth","exp":9999999999}"#.utf8)
-            .base64URLEncodedString()
+        let payload = Data(
+            #"{"sub":"\#(UUID().uuidString)","aud":"orbitcove-api","iss":"orbitcove-auth","exp":9999999999}"#.utf8
+        )
+        .base64URLEncodedString()
         let none = Data(#"{"alg":"none","kid":"\#(keys.signerKid)"}"#.utf8).base64URLEncodedString()
-        await #expect(throws: AccessTokenError.unsupportedAlgorithm) { try await verifier.verify("\(none).\(payload).") }
+        await #expect(throws: AccessTokenError.unsupportedAlgorithm) {
+            try await verifier.verify("\(none).\(payload).")
+        }
 
         // HS256 keyed with the public key, the classic algorithm-confusion forgery.
         let hsHeader = Data(#"{"alg":"HS256","kid":"\#(keys.signerKid)"}"#.utf8).base64URLEncodedString()
@@ -115,7 +120,8 @@ import Testing
             let body = ByteBuffer(string: #"{"email":"\#(email.uppercased())","displayName":"  Dev  "}"#)
             try await client.execute(uri: "/api/v1/auth/dev", method: .post, body: body) { response in
                 #expect(response.status == .ok)
-                let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+                let json = try #require(
+                    try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
                 let data = try #require(json["data"] as? [String: Any])
                 let user = try #require(data["user"] as? [String: Any])
                 #expect(user["email"] as? String == email)
@@ -136,7 +142,10 @@ import Testing
             try await client.execute(uri: "/api/v1/auth/dev", method: .post, body: body) { response in
                 #expect(response.status == .badRequest)
                 let envelope = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
-                #expect(envelope.error.details["fields"] == ["email": "must be an email address", "displayName": "must be 1 to 100 characters"])
+                #expect(
+                    envelope.error.details["fields"] == [
+                        "email": "must be an email address", "displayName": "must be 1 to 100 characters",
+                    ])
             }
         }
     }

@@ -51,7 +51,8 @@ import Testing
                     #expect(community.settings.timezone == "Europe/Berlin")
 
                     try await coreClient.execute(
-                        uri: "/api/v1/communities/\(community.id)", method: .get, headers: [.authorization: "Bearer \(ben)"]
+                        uri: "/api/v1/communities/\(community.id)", method: .get,
+                        headers: [.authorization: "Bearer \(ben)"]
                     ) { response in
                         #expect(response.status == .notFound)
                         let envelope = try decodeError(response)
@@ -70,7 +71,8 @@ import Testing
 
                         // Publish the same message again, as a redelivery would: recorded once.
                         try await database.client.query(
-                            "UPDATE outbox SET published_at = NULL WHERE id = \(messageId)", logger: TestEnvironment.logger)
+                            "UPDATE outbox SET published_at = NULL WHERE id = \(messageId)",
+                            logger: TestEnvironment.logger)
                         #expect(try await eventually { try await isPublished(messageId, database) })
                         #expect(
                             try await eventually {
@@ -82,7 +84,8 @@ import Testing
                     }
 
                     try await notificationsClient.execute(
-                        uri: "/api/v1/me/notifications?limit=5", method: .get, headers: [.authorization: "Bearer \(ana)"]
+                        uri: "/api/v1/me/notifications?limit=5", method: .get,
+                        headers: [.authorization: "Bearer \(ana)"]
                     ) { response in
                         #expect(response.status == .ok)
                         let page = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
@@ -137,6 +140,7 @@ private func notificationCount(_ communityId: UUID, _ database: Database) async 
 }
 
 private func isPublished(_ messageId: UUID, _ database: Database) async throws -> Bool {
-    try await count("SELECT count(*)::int FROM outbox WHERE id = \(messageId) AND published_at IS NOT NULL", in: database)
+    try await count(
+        "SELECT count(*)::int FROM outbox WHERE id = \(messageId) AND published_at IS NOT NULL", in: database)
         == 1
 }

@@ -34,7 +34,8 @@ import Testing
 
     @Test func unknownRoutesGetTheErrorEnvelope() async throws {
         try await app().test(.router) { client in
-            try await client.execute(uri: "/api/v1/nothing-here", method: .get, headers: [.requestId: "req-42"]) { response in
+            try await client.execute(uri: "/api/v1/nothing-here", method: .get, headers: [.requestId: "req-42"]) {
+                response in
                 #expect(response.status == .notFound)
                 #expect(response.headers[.requestId] == "req-42")
                 let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
@@ -56,7 +57,8 @@ import Testing
 
     @Test func badBodiesNameTheField() async throws {
         try await app().test(.router) { client in
-            try await client.execute(uri: "/echo", method: .post, body: ByteBuffer(string: #"{"name":"x"}"#)) { response in
+            try await client.execute(uri: "/echo", method: .post, body: ByteBuffer(string: #"{"name":"x"}"#)) {
+                response in
                 #expect(response.status == .badRequest)
                 let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
                 #expect(body.error.code == "VALIDATION_FAILED")
@@ -67,7 +69,8 @@ import Testing
                 let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
                 #expect(body.error.details["fields"] == ["body": "is not valid JSON"])
             }
-            try await client.execute(uri: "/echo", method: .post, body: ByteBuffer(string: #"{"name":"x","count":2}"#)) {
+            try await client.execute(uri: "/echo", method: .post, body: ByteBuffer(string: #"{"name":"x","count":2}"#))
+            {
                 response in
                 #expect(response.status == .ok)
             }

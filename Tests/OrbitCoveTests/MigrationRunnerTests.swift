@@ -74,7 +74,10 @@ import Testing
     }
 
     @Test func aFailingMigrationLeavesNoTrace() async throws {
-        let broken = [Migration(version: 1, name: "0001_broken", sql: "CREATE TABLE half (id INT);\nSELECT nonsense FROM nowhere;")]
+        let broken = [
+            Migration(
+                version: 1, name: "0001_broken", sql: "CREATE TABLE half (id INT);\nSELECT nonsense FROM nowhere;")
+        ]
         try await withScratchDatabase { url in
             try await withTestDatabase(url: url) { database in
                 let runner = MigrationRunner(client: database.client, logger: TestEnvironment.logger)
@@ -121,12 +124,13 @@ func withScratchDatabase(_ body: @Sendable (URL) async throws -> Void) async thr
     let name = "scratch_\(UUID().uuidString.prefix(8).lowercased())"
     let owner = TestEnvironment.ownerDatabaseURL
     try await withTestDatabase(url: owner) { admin in
-        try await admin.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
+        try await admin.client.query(
+            PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
     }
-    var components = URLComponents(url: owner, resolvingAgainstBaseURL: false)!
+    var components = try #require(URLComponents(url: owner, resolvingAgainstBaseURL: false))
     components.path = "/\(name)"
     do {
-        try await body(components.url!)
+        try await body(try #require(components.url))
     } catch {
         try? await dropDatabase(name, via: owner)
         throw error

@@ -30,7 +30,8 @@ import Testing
     }
 
     @Test func communitySettingsFillMissingKeysWithDefaults() throws {
-        let settings = try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(#"{"timezone":"Europe/Oslo"}"#.utf8))
+        let settings = try JSONCoding.decoder.decode(
+            CommunitySettings.self, from: Data(#"{"timezone":"Europe/Oslo"}"#.utf8))
         #expect(settings.timezone == "Europe/Oslo")
         #expect(settings.allowMemberEvents)
         #expect(settings.defaultReminderHours == 24)
@@ -69,7 +70,9 @@ import Testing
 
         let decodedWithoutKey = try JSONCoding.decoder.decode(
             User.self,
-            from: Data(#"{"id":"\#(user.id)","email":"a@example.com","displayName":"A","createdAt":"2026-01-04T12:00:00Z","updatedAt":"2026-01-04T12:00:00Z"}"#.utf8))
+            from: Data(
+                #"{"id":"\#(user.id)","email":"a@example.com","displayName":"A","createdAt":"2026-01-04T12:00:00Z","updatedAt":"2026-01-04T12:00:00Z"}"#
+                    .utf8))
         #expect(decodedWithoutKey == user)
 
         var withAvatar = user

@@ -68,7 +68,8 @@ import Yams
 
     /// Hummingbird writes parameters as `:name`, OpenAPI as `{name}`.
     static func openAPIPath(_ path: String) -> String {
-        "/" + path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
+        "/"
+            + path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
             .joined(separator: "/")
     }
 
@@ -78,10 +79,16 @@ import Yams
         let gateway = Set(documented.filter { $0.value == "gateway" }.keys)
         let undocumented = Set(served.keys).subtracting(documented.keys)
         let unserved = Set(documented.keys).subtracting(served.keys).subtracting(gateway)
-        #expect(undocumented.isEmpty, "served but not in openapi.yaml: \(undocumented.sorted { $0.description < $1.description })")
-        #expect(unserved.isEmpty, "in openapi.yaml but served by nobody: \(unserved.sorted { $0.description < $1.description })")
+        #expect(
+            undocumented.isEmpty,
+            "served but not in openapi.yaml: \(undocumented.sorted { $0.description < $1.description })")
+        #expect(
+            unserved.isEmpty,
+            "in openapi.yaml but served by nobody: \(unserved.sorted { $0.description < $1.description })")
         for (operation, service) in served {
-            #expect(documented[operation] == service, "\(operation) is tagged \(documented[operation] ?? "-"), served by \(service)")
+            #expect(
+                documented[operation] == service,
+                "\(operation) is tagged \(documented[operation] ?? "-"), served by \(service)")
         }
     }
 

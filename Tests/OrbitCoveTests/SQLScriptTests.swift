@@ -36,10 +36,13 @@ import Testing
             let statements = SQLScript.statements(in: migration.sql)
             #expect(!statements.isEmpty, "\(migration.name)")
             for statement in statements {
-                let code = statement.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--") }
+                let code = statement.split(separator: "\n").filter {
+                    !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--")
+                }
                 let keyword = code.joined(separator: " ").split(whereSeparator: \.isWhitespace).first
                 #expect(
-                    ["CREATE", "ALTER", "DROP", "GRANT", "INSERT", "UPDATE", "DO"].contains(keyword.map(String.init) ?? ""),
+                    ["CREATE", "ALTER", "DROP", "GRANT", "INSERT", "UPDATE", "DO"].contains(
+                        keyword.map(String.init) ?? ""),
                     "\(migration.name): \(statement.prefix(60))")
             }
         }

@@ -22,7 +22,8 @@ struct DatabaseOptions: ParsableArguments {
 
     func resolvedURL() throws -> URL {
         let env = OrbitCoveInfra.Environment()
-        let raw = url ?? env.string("ORBITCOVE_MIGRATION_DATABASE_URL", default: ServiceSettings.defaultMigrationDatabaseURL)
+        let raw =
+            url ?? env.string("ORBITCOVE_MIGRATION_DATABASE_URL", default: ServiceSettings.defaultMigrationDatabaseURL)
         guard let url = URL(string: raw) else { throw ValidationError("not a URL: \(raw)") }
         return url
     }

@@ -8,13 +8,17 @@ import OrbitCoveModels
 package enum AuthApplication {
     package static let defaultPort = 8081
 
-    package static func build(runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()) async throws
+    package static func build(
+        runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()
+    ) async throws
         -> some ApplicationProtocol
     {
         runtime.makeApplication(try await parts(runtime: runtime, environment: environment))
     }
 
-    package static func parts(runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()) async throws
+    package static func parts(
+        runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()
+    ) async throws
         -> ServiceParts
     {
         let settings = runtime.settings

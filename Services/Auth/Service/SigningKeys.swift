@@ -38,7 +38,9 @@ package struct SigningKeys: Sendable {
     /// Keys from `ORBITCOVE_AUTH_SIGNING_KEY` (PEM) or `ORBITCOVE_AUTH_SIGNING_KEY_FILE`, then
     /// `ORBITCOVE_AUTH_EXTRA_PUBLISHED_KEY_FILES` (comma-separated, published but not signing).
     /// Development without a key gets a throwaway one, with a warning.
-    package static func load(from env: OrbitCoveInfra.Environment, development: Bool, logger: Logger) async throws
+    package static func load(
+        from env: OrbitCoveInfra.Environment, development: Bool, logger: Logger
+    ) async throws
         -> SigningKeys
     {
         var pems: [String] = []

@@ -18,7 +18,8 @@ package struct UserStore: Sendable {
         for try await (id, email, name, avatar, created, updated) in rows.decode(
             (UUID, String, String, String?, Date, Date).self)
         {
-            return User(id: id, email: email, displayName: name, avatarUrl: avatar, createdAt: created, updatedAt: updated)
+            return User(
+                id: id, email: email, displayName: name, avatarUrl: avatar, createdAt: created, updatedAt: updated)
         }
         return nil
     }

@@ -15,7 +15,8 @@ struct NotificationRoutes {
             let unreadOnly = query.get("unreadOnly") == "true"
             let page = try await store.page(for: userId, after: cursor, limit: limit + 1, unreadOnly: unreadOnly)
             let items = Array(page.prefix(limit))
-            let next = page.count > limit ? items.last.map { PageCursor(createdAt: $0.createdAt, id: $0.id).token } : nil
+            let next =
+                page.count > limit ? items.last.map { PageCursor(createdAt: $0.createdAt, id: $0.id).token } : nil
             return try Response.json(
                 ListEnvelope(
                     data: items, meta: ResponseMeta(requestId: context.requestId),

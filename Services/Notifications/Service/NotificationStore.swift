@@ -23,7 +23,9 @@ package struct NotificationStore: Sendable {
     }
 
     /// Newest first; `after` is the last entry of the previous page.
-    package func page(for userId: UUID, after cursor: PageCursor?, limit: Int, unreadOnly: Bool) async throws
+    package func page(
+        for userId: UUID, after cursor: PageCursor?, limit: Int, unreadOnly: Bool
+    ) async throws
         -> [NotificationRecord]
     {
         let rows = try await database.client.query(

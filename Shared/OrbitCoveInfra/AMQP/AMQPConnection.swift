@@ -72,7 +72,8 @@ final class AMQPConnection {
     /// Message count and consumer count of a queue, without changing it.
     func inspect(queue: String) throws -> (messages: Int, consumers: Int) {
         let storage = AMQPTableStorage([])
-        guard let ok = amqp_queue_declare(state, Self.channel, storage.bytes(queue), 1, 0, 0, 0, amqp_empty_table) else {
+        guard let ok = amqp_queue_declare(state, Self.channel, storage.bytes(queue), 1, 0, 0, 0, amqp_empty_table)
+        else {
             try check(amqp_get_rpc_reply(state), during: "queue.declare (passive) \(queue)")
             throw AMQPError.unexpected("no reply to passive queue.declare")
         }

@@ -68,7 +68,9 @@ package final class AMQPConsumer: Service, Sendable {
                     let delay = backoff.next()
                     logger.warning(
                         "consumer connection lost; reconnecting",
-                        metadata: ["queue": .string(queue), "error": .string("\(error)"), "retryIn": .stringConvertible(delay)])
+                        metadata: [
+                            "queue": .string(queue), "error": .string("\(error)"), "retryIn": .stringConvertible(delay),
+                        ])
                     try? await Task.sleep(for: delay)
                 }
             }

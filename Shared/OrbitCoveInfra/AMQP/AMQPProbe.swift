@@ -10,7 +10,8 @@ package enum AMQPProbe {
     }
 
     /// Ready-plus-unacknowledged messages and consumers of a queue.
-    package static func depth(of queue: String, settings: AMQPSettings) async throws -> (messages: Int, consumers: Int) {
+    package static func depth(of queue: String, settings: AMQPSettings) async throws -> (messages: Int, consumers: Int)
+    {
         try await NIOThreadPool.singleton.runIfActive {
             try AMQPConnection(settings: settings).inspect(queue: queue)
         }

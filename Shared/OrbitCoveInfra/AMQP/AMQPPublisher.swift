@@ -14,7 +14,9 @@ package final class AMQPPublisher: Service, Sendable {
     private let state = PublisherState()
     private let confirmTimeout: Duration
 
-    package init(settings: AMQPSettings, topology: QueueTopology, logger: Logger, confirmTimeout: Duration = .seconds(10)) {
+    package init(
+        settings: AMQPSettings, topology: QueueTopology, logger: Logger, confirmTimeout: Duration = .seconds(10)
+    ) {
         self.settings = settings
         self.topology = topology
         self.logger = logger

@@ -19,7 +19,8 @@ package struct AMQPSettings: Sendable {
         self.port = components.port ?? 5672
         self.user = components.user?.removingPercentEncoding ?? "guest"
         self.password = components.password?.removingPercentEncoding ?? "guest"
-        let path = components.percentEncodedPath.hasPrefix("/")
+        let path =
+            components.percentEncodedPath.hasPrefix("/")
             ? String(components.percentEncodedPath.dropFirst()) : components.percentEncodedPath
         self.vhost = path.isEmpty ? "/" : (path.removingPercentEncoding ?? path)
         self.heartbeatSeconds = heartbeatSeconds

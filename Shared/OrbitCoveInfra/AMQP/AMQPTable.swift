@@ -41,7 +41,7 @@ final class AMQPTableStorage {
 
     /// Bytes that stay valid until this storage is released.
     func bytes(_ text: String) -> amqp_bytes_t {
-        let copy = strdup(text)!
+        guard let copy = strdup(text) else { fatalError("out of memory copying an AMQP table string") }
         strings.append(copy)
         return amqp_bytes_t(len: strlen(copy), bytes: UnsafeMutableRawPointer(copy))
     }

@@ -77,7 +77,8 @@ extension Response {
     package static func data<Payload: Encodable & Sendable>(
         _ payload: Payload, status: HTTPResponse.Status = .ok, requestId: String?, headers: HTTPFields = [:]
     ) throws -> Response {
-        try json(DataEnvelope(data: payload, meta: ResponseMeta(requestId: requestId)), status: status, headers: headers)
+        try json(
+            DataEnvelope(data: payload, meta: ResponseMeta(requestId: requestId)), status: status, headers: headers)
     }
 
     package static func json<Body: Encodable>(

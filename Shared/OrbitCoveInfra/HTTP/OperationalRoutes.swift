@@ -48,7 +48,8 @@ package enum OperationalRoutes {
     }
 
     /// Runs every check at once, each bounded by `timeout`.
-    package static func readiness(_ checks: [ReadinessCheck], timeout: Duration = .seconds(2)) async -> ReadinessReport {
+    package static func readiness(_ checks: [ReadinessCheck], timeout: Duration = .seconds(2)) async -> ReadinessReport
+    {
         let results = await withTaskGroup(of: (ReadinessCheck, String?).self) { group in
             for check in checks {
                 group.addTask {
@@ -94,6 +95,7 @@ package func withTimeout<Result: Sendable>(
             throw TimeoutError()
         }
         defer { group.cancelAll() }
-        return try await group.next()!
+        guard let first = try await group.next() else { throw CancellationError() }
+        return first
     }
 }

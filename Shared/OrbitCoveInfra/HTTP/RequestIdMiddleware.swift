@@ -3,6 +3,8 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
+// swift-format-ignore: NeverForceUnwrap
+// The names are valid header tokens, so the failable initialiser cannot fail.
 extension HTTPField.Name {
     package static let requestId = Self("X-Request-Id")!
     package static let servedBy = Self("X-OrbitCove-Service")!
@@ -60,7 +62,9 @@ package struct RequestIdMiddleware: RouterMiddleware {
 /// Turns any error into the seed's error envelope. Unexpected errors are logged with their
 /// detail and answered with a generic 500: their text never reaches the client.
 package enum ErrorRendering {
-    package static func response(for error: any Error, request: Request, context: AppRequestContext) throws
+    package static func response(
+        for error: any Error, request: Request, context: AppRequestContext
+    ) throws
         -> Response
     {
         switch error {

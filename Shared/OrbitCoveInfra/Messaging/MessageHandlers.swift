@@ -8,7 +8,8 @@ import PostgresNIO
 /// the inbox in the same transaction as the handler's writes, and a message already in the
 /// inbox is acknowledged without running the handler again. Acks happen only after commit.
 package struct MessageHandlers: Sendable {
-    package typealias Handler = @Sendable (_ body: [UInt8], _ connection: PostgresConnection, _ logger: Logger) async throws -> Void
+    package typealias Handler =
+        @Sendable (_ body: [UInt8], _ connection: PostgresConnection, _ logger: Logger) async throws -> Void
 
     private let consumer: String
     private let database: Database
@@ -43,13 +44,17 @@ package struct MessageHandlers: Sendable {
         do {
             head = try JSONCoding.decoder.decode(EnvelopeHead.self, from: Data(message.body))
         } catch {
-            logger.error("rejecting a message that is not an envelope", metadata: ["messageId": .string(message.messageId ?? "-")])
+            logger.error(
+                "rejecting a message that is not an envelope",
+                metadata: ["messageId": .string(message.messageId ?? "-")])
             return .reject
         }
         logger[metadataKey: "messageId"] = .string(head.id.uuidString.lowercased())
         logger[metadataKey: "messageType"] = .string(head.type)
         guard let handler = handlers[head.type], handler.version == head.version else {
-            logger.error("rejecting a message of unknown type or version", metadata: ["version": .stringConvertible(head.version)])
+            logger.error(
+                "rejecting a message of unknown type or version",
+                metadata: ["version": .stringConvertible(head.version)])
             return .reject
         }
         do {
@@ -70,14 +75,17 @@ package struct MessageHandlers: Sendable {
             } else {
                 logger.info("duplicate message acknowledged without reprocessing")
             }
-            Counter(label: "orbitcove_messages_consumed_total", dimensions: [("consumer", consumer), ("type", head.type)])
-                .increment()
+            Counter(
+                label: "orbitcove_messages_consumed_total", dimensions: [("consumer", consumer), ("type", head.type)]
+            )
+            .increment()
             return .ack
         } catch is DecodingError {
             logger.error("rejecting a message whose payload does not decode")
             return .reject
         } catch {
-            logger.warning("message handler failed; will retry", metadata: ["error": .string(logDescription(of: error))])
+            logger.warning(
+                "message handler failed; will retry", metadata: ["error": .string(logDescription(of: error))])
             return .retry
         }
     }

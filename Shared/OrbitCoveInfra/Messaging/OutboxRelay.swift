@@ -70,7 +70,9 @@ package final class OutboxRelay: Service, Sendable {
                         let delay = backoff.next()
                         self.logger.warning(
                             "outbox relay failed; will retry",
-                            metadata: ["error": .string(logDescription(of: error)), "retryIn": .stringConvertible(delay)])
+                            metadata: [
+                                "error": .string(logDescription(of: error)), "retryIn": .stringConvertible(delay),
+                            ])
                         try? await Task.sleep(for: delay)
                     }
                 }
@@ -168,7 +170,8 @@ package final class OutboxRelay: Service, Sendable {
                     }
                 } catch {
                     if Task.isCancelled { return }
-                    self.logger.debug("outbox listener reconnecting", metadata: ["error": .string(logDescription(of: error))])
+                    self.logger.debug(
+                        "outbox listener reconnecting", metadata: ["error": .string(logDescription(of: error))])
                     try? await Task.sleep(for: backoff.next())
                 }
             }

@@ -42,7 +42,9 @@ package struct Database: Sendable {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, let user = components.user
-        else { throw ConfigurationError(variable: "database URL", reason: "expected postgres://user:password@host:port/db") }
+        else {
+            throw ConfigurationError(variable: "database URL", reason: "expected postgres://user:password@host:port/db")
+        }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         let tls: PostgresClient.Configuration.TLS =
             components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true

@@ -125,7 +125,9 @@ package struct MigrationRunner: Sendable {
     private func apply(_ migrations: [Migration], on connection: PostgresConnection) async throws -> [Int] {
         let applied = Dictionary(uniqueKeysWithValues: try await appliedRows(on: connection).map { ($0.version, $0) })
         let known = Set(migrations.map(\.version))
-        if let stray = applied.values.sorted(by: { $0.version < $1.version }).first(where: { !known.contains($0.version) }) {
+        if let stray = applied.values.sorted(by: { $0.version < $1.version }).first(where: {
+            !known.contains($0.version)
+        }) {
             throw MigrationError.unknownApplied(version: stray.version, name: stray.name)
         }
         for migration in migrations {
@@ -153,7 +155,9 @@ package struct MigrationRunner: Sendable {
             }
             logger.info(
                 "migration applied",
-                metadata: ["migration": .string(migration.name), "elapsed": .stringConvertible(ContinuousClock.now - started)])
+                metadata: [
+                    "migration": .string(migration.name), "elapsed": .stringConvertible(ContinuousClock.now - started),
+                ])
             newlyApplied.append(migration.version)
         }
         return newlyApplied

@@ -87,7 +87,8 @@ package enum SQLScript {
         while index < chars.count {
             let char = chars[index]
             if char == "$" { return Array(chars[start...index]) }
-            let isTagChar = char == "_" || char.properties.isAlphabetic || (index > start + 1 && ("0"..."9").contains(char))
+            let isTagChar =
+                char == "_" || char.properties.isAlphabetic || (index > start + 1 && ("0"..."9").contains(char))
             if !isTagChar { return nil }
             index += 1
         }

@@ -137,7 +137,10 @@ final class RedisConnection {
         let lengths = copies.map(\.1)
         return try argv.withUnsafeMutableBufferPointer { argvBuffer in
             try lengths.withUnsafeBufferPointer { lengthBuffer in
-                try body(Int32(arguments.count), argvBuffer.baseAddress!, lengthBuffer.baseAddress!)
+                guard let argvStart = argvBuffer.baseAddress, let lengthStart = lengthBuffer.baseAddress else {
+                    throw RedisError(message: "a command needs at least one argument")
+                }
+                return try body(Int32(arguments.count), argvStart, lengthStart)
             }
         }
     }

@@ -32,7 +32,8 @@ struct RedisSubscriber {
             } catch {
                 logger.warning("redis subscription lost; reconnecting", metadata: ["error": .string("\(error)")])
                 let delay = backoff.next()
-                Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+                Thread.sleep(
+                    forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
             }
         }
     }

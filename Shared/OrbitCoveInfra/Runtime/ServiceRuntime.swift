@@ -51,7 +51,8 @@ package struct ServiceRuntime: Sendable {
     package func makeApplication(_ parts: ServiceParts) -> some ApplicationProtocol {
         var app = Application(
             router: parts.router,
-            configuration: .init(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: settings.name),
+            configuration: .init(
+                address: .hostname(settings.httpHost, port: settings.httpPort), serverName: settings.name),
             logger: logger)
         app.addServices(parts.services)
         return app
@@ -90,7 +91,8 @@ extension ServiceRuntime {
             try await build(runtime).runService()
             exit(0)
         } catch {
-            runtime.logger.critical("service stopped on an error", metadata: ["error": .string(logDescription(of: error))])
+            runtime.logger.critical(
+                "service stopped on an error", metadata: ["error": .string(logDescription(of: error))])
             exit(1)
         }
     }

@@ -9,15 +9,19 @@ import ServiceLifecycle
 enum TestEnvironment {
     static let env = ProcessInfo.processInfo.environment
 
-    static let databaseURL = URL(
-        string: env["ORBITCOVE_TEST_DATABASE_URL"]
-            ?? "postgres://orbitcove_app:orbitcove_app@127.0.0.1:55432/orbitcove_test")!
-    static let ownerDatabaseURL = URL(
-        string: env["ORBITCOVE_TEST_MIGRATION_DATABASE_URL"]
-            ?? "postgres://orbitcove_owner:orbitcove_owner@127.0.0.1:55432/orbitcove_test")!
-    static let amqpURL = URL(
-        string: env["ORBITCOVE_TEST_AMQP_URL"] ?? "amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test")!
-    static let redisURL = URL(string: env["ORBITCOVE_TEST_REDIS_URL"] ?? "redis://127.0.0.1:56379/1")!
+    static let databaseURL = url(
+        "ORBITCOVE_TEST_DATABASE_URL", default: "postgres://orbitcove_app:orbitcove_app@127.0.0.1:55432/orbitcove_test")
+    static let ownerDatabaseURL = url(
+        "ORBITCOVE_TEST_MIGRATION_DATABASE_URL",
+        default: "postgres://orbitcove_owner:orbitcove_owner@127.0.0.1:55432/orbitcove_test")
+    static let amqpURL = url(
+        "ORBITCOVE_TEST_AMQP_URL", default: "amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test")
+    static let redisURL = url("ORBITCOVE_TEST_REDIS_URL", default: "redis://127.0.0.1:56379/1")
+
+    private static func url(_ name: String, default fallback: String) -> URL {
+        guard let url = URL(string: env[name] ?? fallback) else { fatalError("\(name) is not a URL") }
+        return url
+    }
 
     static let logger: Logger = {
         var logger = Logger(label: "tests")
