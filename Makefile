@@ -61,7 +61,7 @@ format: ## Reformat the Swift sources in place
 	swift format --in-place --recursive $(SWIFT_SOURCES)
 
 openapi-check: ## Validate the OpenAPI document
-	@python3 -c 'import openapi_spec_validator' 2>/dev/null || $(STACK) install
+	@python3 -c 'import openapi_spec_validator, jwt, cryptography' 2>/dev/null || $(STACK) install
 	python3 -m openapi_spec_validator $(OPENAPI)
 
 clean-local: ## Stop everything and DELETE all local data (.local/: databases, queues, keys, logs)

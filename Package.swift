@@ -126,6 +126,7 @@ let package = Package(
                     "AdminCommands", hummingbird, lifecycle, logging, postgres,
                     .product(name: "HummingbirdTesting", package: "hummingbird"),
                     .product(name: "JWTKit", package: "jwt-kit"),
+                    .product(name: "_CryptoExtras", package: "swift-crypto"),
                     .product(name: "Yams", package: "Yams"),
                 ],
                 path: "Tests/OrbitCoveTests",

@@ -173,18 +173,20 @@ install_packages() {
     apt_get install -y --no-install-recommends "${missing[@]}"
 }
 
-install_openapi_validator() {
-    if python3 -c 'import openapi_spec_validator' 2>/dev/null; then
+install_python_tools() {
+    # The OpenAPI validator for `make openapi-check`; PyJWT for the test that checks issued
+    # access tokens with an independent JWT implementation.
+    if python3 -c 'import openapi_spec_validator, jwt, cryptography' 2>/dev/null; then
         return 0
     fi
-    log "installing openapi-spec-validator"
+    log "installing openapi-spec-validator and PyJWT"
     # Debian's own python3 refuses pip installs without this (PEP 668); other Pythons ignore it.
-    PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --retries 3 openapi-spec-validator
+    PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --retries 3 openapi-spec-validator 'pyjwt[crypto]'
 }
 
 cmd_install() {
     install_packages
-    install_openapi_validator
+    install_python_tools
 }
 
 # --- PostgreSQL ----------------------------------------------------------------------------

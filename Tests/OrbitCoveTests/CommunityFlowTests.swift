@@ -101,7 +101,7 @@ import Testing
 private func signIn(_ client: some TestClientProtocol, name: String) async throws -> String {
     let email = "\(name.lowercased())-\(UUID().uuidString.prefix(8).lowercased())@example.com"
     return try await client.execute(
-        uri: "/api/v1/auth/dev", method: .post,
+        uri: "/api/v1/auth/dev", method: .post, headers: [.realIP: TestEnvironment.uniqueClientAddress()],
         body: ByteBuffer(string: #"{"email":"\#(email)","displayName":"\#(name)"}"#)
     ) { response in
         #expect(response.status == .ok)

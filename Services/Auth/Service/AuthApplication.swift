@@ -17,7 +17,8 @@ package enum AuthApplication {
     }
 
     package static func parts(
-        runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()
+        runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init(),
+        limits: AuthRateLimits = AuthRateLimits()
     ) async throws
         -> ServiceParts
     {
@@ -31,15 +32,28 @@ package enum AuthApplication {
         let verifier = AccessTokenVerifier(
             source: .fixed(keys.published), issuer: settings.tokenIssuer, audience: settings.tokenAudience,
             logger: runtime.logger("tokens"))
+        let apple = AppleIdentityVerifier(
+            keys: JWKSKeyCache(
+                source: .url(
+                    try environment.url(
+                        "ORBITCOVE_AUTH_APPLE_JWKS_URL", default: "https://appleid.apple.com/auth/keys"),
+                    .shared),
+                algorithm: .rs256, refetchInterval: .seconds(10), logger: runtime.logger("apple-keys")),
+            audiences: Set(environment.list("ORBITCOVE_AUTH_APPLE_AUDIENCES", default: ["com.orbitcove.app"])))
+        let sessions = Sessions(database: database, issuer: issuer, logger: runtime.logger("sessions"))
+        let limiter = RateLimiter(redis: redis, logger: runtime.logger("ratelimit"))
 
         let router = runtime.makeRouter(checks: [.postgres(database), .redis(redis)], verifier: verifier)
         router.get("/.well-known/jwks.json") { _, _ in
             try Response.json(keys.published, headers: [.cacheControl: "public, max-age=300"])
         }
+        SessionRoutes(sessions: sessions, apple: apple, limiter: limiter, limits: limits).register(on: router)
         if try environment.bool("ORBITCOVE_AUTH_DEV_LOGIN", default: false) {
+            guard settings.environment != "production" else {
+                throw ConfigurationError(variable: "ORBITCOVE_AUTH_DEV_LOGIN", reason: "not allowed in production")
+            }
             runtime.logger.warning("development sign-in is enabled: never enable it in production")
-            DevSignInRoutes(users: AuthUserStore(database: database, logger: runtime.logger("users")), issuer: issuer)
-                .register(on: router)
+            DevSignInRoutes(sessions: sessions, limiter: limiter, limits: limits).register(on: router)
         }
         return ServiceParts(router: router, services: [database.client, redis])
     }

@@ -6,28 +6,43 @@ import PostgresNIO
 
 /// Users as the auth service creates and updates them, keyed by their sign-in identity.
 package struct AuthUserStore: Sendable {
-    let database: Database
     let logger: Logger
 
-    /// Creates the user for `appleId`, or refreshes the email (and the name, when given) of
-    /// the existing one. `apple_id` is the identity; the email may be a relay address.
-    package func upsert(appleId: String, email: String, displayName: String?) async throws -> User {
-        let rows = try await database.client.query(
+    /// Creates the user for `appleId`, or refreshes the email and (when given) the name of the
+    /// existing one. `apple_id` is the identity; the email may be a relay address, and Apple
+    /// may leave it out, in which case the one on file stays.
+    package func upsert(
+        appleId: String, email: String?, displayName: String?, on connection: PostgresConnection
+    ) async throws -> User {
+        let rows = try await connection.query(
             """
             INSERT INTO users (apple_id, email, display_name)
-            VALUES (\(appleId), \(email), \(displayName ?? "OrbitCove member"))
+            VALUES (\(appleId), COALESCE(\(email), ''), COALESCE(\(displayName), 'OrbitCove member'))
             ON CONFLICT (apple_id) DO UPDATE
-                SET email = EXCLUDED.email,
+                SET email = COALESCE(\(email), users.email),
                     display_name = COALESCE(\(displayName), users.display_name),
                     updated_at = NOW()
             RETURNING id, email, display_name, avatar_url, created_at, updated_at
             """, logger: logger)
-        for try await (id, email, name, avatar, created, updated) in rows.decode(
-            (UUID, String, String, String?, Date, Date).self)
-        {
-            return User(
-                id: id, email: email, displayName: name, avatarUrl: avatar, createdAt: created, updatedAt: updated)
+        for try await row in rows.decode((UUID, String, String, String?, Date, Date).self) {
+            return Self.user(row)
         }
         throw APIError.internalError
+    }
+
+    package func find(_ id: UUID, on connection: PostgresConnection) async throws -> User? {
+        let rows = try await connection.query(
+            """
+            SELECT id, email, display_name, avatar_url, created_at, updated_at
+            FROM users WHERE id = \(id) AND deleted_at IS NULL
+            """, logger: logger)
+        for try await row in rows.decode((UUID, String, String, String?, Date, Date).self) {
+            return Self.user(row)
+        }
+        return nil
+    }
+
+    private static func user(_ row: (UUID, String, String, String?, Date, Date)) -> User {
+        User(id: row.0, email: row.1, displayName: row.2, avatarUrl: row.3, createdAt: row.4, updatedAt: row.5)
     }
 }

@@ -7,9 +7,19 @@ package struct AppRequestContext: RequestContext {
     package var coreContext: CoreRequestContextStorage
     package var requestId: String = ""
     package var userId: UUID?
+    /// The peer's address; behind the gateway that is the gateway, see ``clientAddress(of:)``.
+    package let peerAddress: String?
 
     package init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.peerAddress = source.channel.remoteAddress?.ipAddress
+    }
+
+    /// The client's IP address: the gateway's `X-Real-IP` (which it always overwrites) when
+    /// the request came through it, otherwise the peer's. Services listen on loopback or a
+    /// private network only, so the header cannot come from a client directly.
+    package func clientAddress(of request: Request) -> String {
+        request.headers[.realIP] ?? peerAddress ?? "unknown"
     }
 
     /// The authenticated user, or `401 UNAUTHENTICATED` for a route that needs one.

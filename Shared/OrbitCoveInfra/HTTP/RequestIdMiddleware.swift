@@ -9,6 +9,7 @@ extension HTTPField.Name {
     package static let requestId = Self("X-Request-Id")!
     package static let servedBy = Self("X-OrbitCove-Service")!
     package static let idempotencyKey = Self("Idempotency-Key")!
+    package static let realIP = Self("X-Real-IP")!
 }
 
 /// Takes the gateway's `X-Request-Id` (or makes one), puts it on every log record of the

@@ -24,12 +24,19 @@ package struct Database: Sendable {
         userId: UUID? = nil,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await client.withTransaction(logger: logger) { connection in
-            if let userId {
-                let value = userId.uuidString.lowercased()
-                try await connection.query("SELECT set_config('app.current_user_id', \(value), true)", logger: logger)
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                if let userId {
+                    let value = userId.uuidString.lowercased()
+                    try await connection.query(
+                        "SELECT set_config('app.current_user_id', \(value), true)", logger: logger)
+                }
+                return try await body(connection)
             }
-            return try await body(connection)
+        } catch let error as PostgresTransactionError {
+            // The body's own error (an APIError, say) is what callers handle; the rollback that
+            // followed it is an implementation detail.
+            throw error.closureError ?? error.beginError ?? error.commitError ?? error
         }
     }
 

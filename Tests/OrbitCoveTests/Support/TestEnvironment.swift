@@ -46,6 +46,12 @@ enum TestEnvironment {
         return try ServiceSettings(name: name, defaultPort: 0, environment: Environment(values))
     }
 
+    /// A made-up client address (sent as the gateway's `X-Real-IP`), so each test has rate
+    /// limit budgets of its own however often the suite runs.
+    static func uniqueClientAddress() -> String {
+        "10.\(UInt8.random(in: 0...255)).\(UInt8.random(in: 0...255)).\(UInt8.random(in: 1...254))"
+    }
+
     static func runtime(name: String, port: Int? = nil, extra: [String: String] = [:]) throws -> ServiceRuntime {
         ServiceRuntime(settings: try settings(name: name, port: port, extra: extra), logger: logger)
     }

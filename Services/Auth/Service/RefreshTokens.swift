@@ -1,0 +1,127 @@
+import Crypto
+import Foundation
+import Logging
+import OrbitCoveInfra
+import PostgresNIO
+
+/// Opaque refresh tokens: 256 random bits, stored only as SHA-256 hashes, 30 days, grouped in
+/// a family per sign-in. Refreshing spends the presented token and adds its successor to the
+/// family. A spent token presented again means it was copied: the family is revoked, unless
+/// it was spent moments ago, which is a client racing itself (two requests at once, or a
+/// retry after a lost response), and that client gets a fresh token instead.
+package struct RefreshTokens: Sendable {
+    package static let lifetime: TimeInterval = 30 * 24 * 3600
+    package static let reuseGrace: TimeInterval = 10
+    /// Lets secret scanners recognise a leaked token.
+    static let prefix = "ocr_"
+
+    let logger: Logger
+
+    package enum Rotation: Sendable, Equatable {
+        case rotated(userId: UUID, familyId: UUID, token: String)
+        case unknown
+        case expired
+        case revoked
+        case reused(userId: UUID, familyId: UUID)
+    }
+
+    package static func hash(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func generate() -> String {
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+        return prefix + Data(bytes).base64URLEncodedString()
+    }
+
+    /// A new token in `familyId` (a new family for a sign-in).
+    func issue(
+        userId: UUID, familyId: UUID, deviceName: String?, on connection: PostgresConnection
+    ) async throws -> (id: UUID, token: String) {
+        let token = Self.generate()
+        let id = UUID()
+        try await connection.query(
+            """
+            INSERT INTO refresh_tokens (id, user_id, token_hash, device_name, expires_at, family_id)
+            VALUES (\(id), \(userId), \(Self.hash(token)), \(deviceName),
+                    NOW() + make_interval(secs => \(Self.lifetime)), \(familyId))
+            """, logger: logger)
+        return (id, token)
+    }
+
+    /// Spends `token` and returns its successor, or says why it cannot. The row is locked, so
+    /// of two concurrent refreshes the second sees the first's rotation (inside the grace).
+    func rotate(_ token: String, on connection: PostgresConnection) async throws -> Rotation {
+        let rows = try await connection.query(
+            """
+            SELECT id, user_id, family_id, device_name, expires_at <= NOW(), revoked_at IS NOT NULL,
+                   rotated_at IS NOT NULL, rotated_at > NOW() - make_interval(secs => \(Self.reuseGrace))
+            FROM refresh_tokens WHERE token_hash = \(Self.hash(token)) FOR UPDATE
+            """, logger: logger)
+        var found: (UUID, UUID, UUID, String?, Bool, Bool, Bool, Bool?)?
+        for try await row in rows.decode((UUID, UUID, UUID, String?, Bool, Bool, Bool, Bool?).self) {
+            found = row
+        }
+        guard let (id, userId, familyId, deviceName, expired, revoked, rotated, withinGrace) = found else {
+            return .unknown
+        }
+        if revoked { return .revoked }
+        if expired { return .expired }
+        if rotated && withinGrace != true {
+            try await revokeFamily(familyId, reason: "reuse", on: connection)
+            return .reused(userId: userId, familyId: familyId)
+        }
+        let successor = try await issue(
+            userId: userId, familyId: familyId, deviceName: deviceName, on: connection)
+        if !rotated {
+            try await connection.query(
+                "UPDATE refresh_tokens SET rotated_at = NOW(), replaced_by = \(successor.id) WHERE id = \(id)",
+                logger: logger)
+        }
+        return .rotated(userId: userId, familyId: familyId, token: successor.token)
+    }
+
+    /// The owner and family of a token that is still live (not expired, not revoked).
+    func owner(of token: String, on connection: PostgresConnection) async throws -> (userId: UUID, familyId: UUID)? {
+        let rows = try await connection.query(
+            """
+            SELECT user_id, family_id FROM refresh_tokens
+            WHERE token_hash = \(Self.hash(token)) AND revoked_at IS NULL AND expires_at > NOW()
+            """, logger: logger)
+        for try await (userId, familyId) in rows.decode((UUID, UUID).self) {
+            return (userId, familyId)
+        }
+        return nil
+    }
+
+    /// Whether `token` was ever issued (live, spent, expired or revoked).
+    func isKnown(_ token: String, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            "SELECT EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = \(Self.hash(token)))", logger: logger)
+        for try await known in rows.decode(Bool.self) { return known }
+        return false
+    }
+
+    func revokeFamily(_ familyId: UUID, reason: String, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            UPDATE refresh_tokens SET revoked_at = NOW(), revoked_reason = \(reason)
+            WHERE family_id = \(familyId) AND revoked_at IS NULL
+            """, logger: logger)
+    }
+
+    /// Revokes every session of the user; returns how many families were live.
+    func revokeAll(userId: UUID, reason: String, on connection: PostgresConnection) async throws -> Int {
+        let rows = try await connection.query(
+            """
+            WITH revoked AS (
+                UPDATE refresh_tokens SET revoked_at = NOW(), revoked_reason = \(reason)
+                WHERE user_id = \(userId) AND revoked_at IS NULL
+                RETURNING family_id
+            )
+            SELECT count(DISTINCT family_id)::int FROM revoked
+            """, logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+}
