@@ -106,7 +106,7 @@ let package = Package(
             .target(
                 name: "AdminCommands",
                 dependencies: [
-                    "OrbitCoveInfra", logging, postgres,
+                    "OrbitCoveInfra", "OrbitCoveModels", logging, postgres,
                     .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 ],
                 path: "Services/Admin/Commands",

@@ -151,7 +151,11 @@ func withScratchQueue(_ body: @Sendable (String, AMQPSettings) async throws -> V
     try await deleteScratchQueue(queue, settings: settings)
 }
 
-private func deleteScratchQueue(_ queue: String, settings: AMQPSettings) async throws {
+/// Deletes a scratch queue with its dead-letter queue and the hold queues of `retry`.
+func deleteScratchQueue(_ queue: String, settings: AMQPSettings, retry: RetryPolicy = .standard) async throws {
     try await AMQPProbe.deleteQueue(queue, settings: settings)
     try await AMQPProbe.deleteQueue(QueueTopology.deadLetterQueue(for: queue), settings: settings)
+    for delay in retry.delays {
+        try await AMQPProbe.deleteQueue(retry.holdQueue(for: queue, delay: delay), settings: settings)
+    }
 }

@@ -17,7 +17,8 @@ struct CommunityRoutes {
         router.post("/api/v1/communities") { request, context in
             let userId = try context.requireUser()
             let body = try await request.decodeJSON(as: CreateRequest.self, context: context)
-            let community = try await store.create(try Self.validate(body), by: userId)
+            let community = try await store.create(
+                try Self.validate(body), by: userId, traceparent: context.traceparent)
             return try Response.data(
                 community, status: .created, requestId: context.requestId,
                 headers: [.location: "/api/v1/communities/\(community.id.uuidString)"])

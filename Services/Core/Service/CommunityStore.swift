@@ -17,7 +17,7 @@ package struct CommunityStore: Sendable {
     }
 
     /// Creates the community with its creator as admin, and announces it, in one transaction.
-    package func create(_ new: NewCommunity, by userId: UUID) async throws -> Community {
+    package func create(_ new: NewCommunity, by userId: UUID, traceparent: String? = nil) async throws -> Community {
         let settingsJSON = String(decoding: try JSONCoding.encoder.encode(new.settings), as: UTF8.self)
         let communityId = UUID()
         return try await database.transaction(userId: userId) { connection in
@@ -32,7 +32,8 @@ package struct CommunityStore: Sendable {
             let envelope = MessageEnvelope(
                 communityId: communityId, actorId: userId,
                 data: CommunityCreated(communityId: communityId, name: new.name, createdBy: userId))
-            try await Outbox.enqueue(envelope, to: .notifications, on: connection, logger: logger)
+            try await Outbox.enqueue(
+                envelope, to: .notifications, traceparent: traceparent, on: connection, logger: logger)
             guard let community = try await fetch(communityId, for: userId, on: connection) else {
                 throw APIError.internalError
             }

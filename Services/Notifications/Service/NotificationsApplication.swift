@@ -22,15 +22,6 @@ package enum NotificationsApplication {
         }
     }
 
-    /// The `notifications` queue worker, as the service runs it (tests start it on its own).
-    package static func makeConsumer(
-        database: Database, settings: AMQPSettings, prefetch: Int = 16, logger: Logger
-    ) -> AMQPConsumer {
-        QueueWorker.make(
-            queue: .notifications, consumer: consumerName, database: database, settings: settings, prefetch: prefetch,
-            logger: logger, register: register)
-    }
-
     static func register(_ handlers: inout MessageHandlers) {
         handlers.on(CommunityCreated.self) { envelope, connection, logger in
             try await NotificationStore.record(

@@ -13,6 +13,7 @@ static const amqp_method_number_t ORBIT_AMQP_BASIC_ACK = AMQP_BASIC_ACK_METHOD;
 static const amqp_method_number_t ORBIT_AMQP_BASIC_NACK = AMQP_BASIC_NACK_METHOD;
 static const amqp_method_number_t ORBIT_AMQP_BASIC_RETURN = AMQP_BASIC_RETURN_METHOD;
 static const amqp_method_number_t ORBIT_AMQP_BASIC_CANCEL = AMQP_BASIC_CANCEL_METHOD;
+static const amqp_method_number_t ORBIT_AMQP_BASIC_GET_OK = AMQP_BASIC_GET_OK_METHOD;
 static const amqp_method_number_t ORBIT_AMQP_CHANNEL_CLOSE = AMQP_CHANNEL_CLOSE_METHOD;
 static const amqp_method_number_t ORBIT_AMQP_CONNECTION_CLOSE = AMQP_CONNECTION_CLOSE_METHOD;
 static const amqp_flags_t ORBIT_AMQP_FLAG_CONTENT_TYPE = AMQP_BASIC_CONTENT_TYPE_FLAG;

@@ -80,6 +80,31 @@ final class AMQPConnection {
         return (Int(ok.pointee.message_count), Int(ok.pointee.consumer_count))
     }
 
+    /// Removes every ready message of `queue`; returns how many.
+    func purge(queue: String) throws -> Int {
+        let storage = AMQPTableStorage([])
+        guard let ok = amqp_queue_purge(state, Self.channel, storage.bytes(queue)) else {
+            try check(amqp_get_rpc_reply(state), during: "queue.purge \(queue)")
+            throw AMQPError.unexpected("no reply to queue.purge")
+        }
+        return Int(ok.pointee.message_count)
+    }
+
+    /// Takes the next message of `queue` without acknowledging it (`basic.get`), or nil when the
+    /// queue is empty. Unacknowledged messages return to the queue when the connection closes.
+    func get(queue: String) throws -> IncomingMessage? {
+        amqp_maybe_release_buffers(state)
+        let storage = AMQPTableStorage([])
+        let reply = amqp_basic_get(state, Self.channel, storage.bytes(queue), 0)
+        try check(reply, during: "basic.get \(queue)")
+        guard reply.reply.id == ORBIT_AMQP_BASIC_GET_OK else { return nil }
+        let ok = reply.reply.decoded.assumingMemoryBound(to: amqp_basic_get_ok_t.self).pointee
+        var message = amqp_message_t()
+        try check(amqp_read_message(state, Self.channel, &message, 0), during: "reading a message")
+        defer { amqp_destroy_message(&message) }
+        return IncomingMessage(message, deliveryTag: ok.delivery_tag, redelivered: ok.redelivered != 0)
+    }
+
     func deleteQueue(_ queue: String) throws {
         let storage = AMQPTableStorage([])
         amqp_queue_delete(state, Self.channel, storage.bytes(queue), 0, 0)
@@ -110,7 +135,8 @@ final class AMQPConnection {
         properties.headers = storage.table
         let status = message.body.withUnsafeBytes { body in
             amqp_basic_publish(
-                state, Self.channel, amqp_empty_bytes, storage.bytes(message.routingKey), 1, 0, &properties,
+                state, Self.channel, storage.bytes(message.exchange), storage.bytes(message.routingKey), 1, 0,
+                &properties,
                 amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress)))
         }
         guard status == AMQP_STATUS_OK.rawValue else {
@@ -174,16 +200,8 @@ final class AMQPConnection {
         let reply = amqp_consume_message(state, &envelope, &wait, 0)
         if reply.reply_type == AMQP_RESPONSE_NORMAL {
             defer { amqp_destroy_envelope(&envelope) }
-            let properties = envelope.message.properties
-            let headers =
-                (properties._flags & ORBIT_AMQP_FLAG_HEADERS) != 0 ? properties.headers.simpleValues : [:]
             return IncomingMessage(
-                deliveryTag: envelope.delivery_tag,
-                redelivered: envelope.redelivered != 0,
-                messageId: (properties._flags & ORBIT_AMQP_FLAG_MESSAGE_ID) != 0 ? properties.message_id.string : nil,
-                type: (properties._flags & ORBIT_AMQP_FLAG_TYPE) != 0 ? properties.type.string : nil,
-                headers: headers,
-                body: envelope.message.body.array)
+                envelope.message, deliveryTag: envelope.delivery_tag, redelivered: envelope.redelivered != 0)
         }
         if reply.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION {
             if reply.library_error == AMQP_STATUS_TIMEOUT.rawValue { return nil }
@@ -269,14 +287,20 @@ extension timeval {
 package struct OutgoingMessage: Sendable {
     package var id: UUID
     package var type: String
+    /// `""` is the default exchange, where the routing key is a queue name.
+    package var exchange: String
     package var routingKey: String
     package var body: [UInt8]
     package var headers: [String: String]
     package var appId: String
 
-    package init(id: UUID, type: String, routingKey: String, body: [UInt8], headers: [String: String], appId: String) {
+    package init(
+        id: UUID, type: String, exchange: String = "", routingKey: String, body: [UInt8], headers: [String: String],
+        appId: String
+    ) {
         self.id = id
         self.type = type
+        self.exchange = exchange
         self.routingKey = routingKey
         self.body = body
         self.headers = headers
@@ -290,6 +314,35 @@ package struct IncomingMessage: Sendable {
     package var redelivered: Bool
     package var messageId: String?
     package var type: String?
+    package var appId: String?
     package var headers: [String: AMQPFieldValue]
     package var body: [UInt8]
+
+    init(_ message: amqp_message_t, deliveryTag: UInt64, redelivered: Bool) {
+        let properties = message.properties
+        let flags = properties._flags
+        self.deliveryTag = deliveryTag
+        self.redelivered = redelivered
+        self.messageId = (flags & ORBIT_AMQP_FLAG_MESSAGE_ID) != 0 ? properties.message_id.string : nil
+        self.type = (flags & ORBIT_AMQP_FLAG_TYPE) != 0 ? properties.type.string : nil
+        self.appId = (flags & ORBIT_AMQP_FLAG_APP_ID) != 0 ? properties.app_id.string : nil
+        self.headers = (flags & ORBIT_AMQP_FLAG_HEADERS) != 0 ? properties.headers.simpleValues : [:]
+        self.body = message.body.array
+    }
+
+    /// Which attempt this is: 1, or what the retry router wrote when it scheduled a retry.
+    package var attempt: Int {
+        if case .string(let text) = headers[RetryRouter.attemptHeader], let attempt = Int(text), attempt > 0 {
+            return attempt
+        }
+        return 1
+    }
+
+    /// The headers that are plain strings (for passing a message on).
+    package var stringHeaders: [String: String] {
+        headers.compactMapValues { value in
+            if case .string(let text) = value { return text }
+            return nil
+        }
+    }
 }

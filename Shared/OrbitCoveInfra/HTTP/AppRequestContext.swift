@@ -7,6 +7,8 @@ package struct AppRequestContext: RequestContext {
     package var coreContext: CoreRequestContextStorage
     package var requestId: String = ""
     package var userId: UUID?
+    /// W3C trace context of this request, carried into the messages it causes.
+    package var traceparent: String = ""
     /// The peer's address; behind the gateway that is the gateway, see ``clientAddress(of:)``.
     package let peerAddress: String?
 

@@ -10,6 +10,7 @@ extension HTTPField.Name {
     package static let servedBy = Self("X-OrbitCove-Service")!
     package static let idempotencyKey = Self("Idempotency-Key")!
     package static let realIP = Self("X-Real-IP")!
+    package static let traceparent = Self("traceparent")!
 }
 
 /// Takes the gateway's `X-Request-Id` (or makes one), puts it on every log record of the
@@ -26,7 +27,9 @@ package struct RequestIdMiddleware: RouterMiddleware {
         var context = context
         let incoming = request.headers[.requestId].flatMap { Self.isAcceptable($0) ? $0 : nil }
         context.requestId = incoming ?? UUID().uuidString.lowercased()
+        context.traceparent = TraceContext.child(of: request.headers[.traceparent], requestId: context.requestId)
         context.logger[metadataKey: "requestId"] = .string(context.requestId)
+        context.logger[metadataKey: "traceparent"] = .string(context.traceparent)
         let started = ContinuousClock.now
         var response: Response
         do {

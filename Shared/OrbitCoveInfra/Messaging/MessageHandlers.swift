@@ -35,7 +35,7 @@ package struct MessageHandlers: Sendable {
         )
     }
 
-    package func handle(_ message: IncomingMessage, logger baseLogger: Logger) async -> DeliveryOutcome {
+    package func handle(_ message: IncomingMessage, logger baseLogger: Logger) async -> HandlingResult {
         var logger = baseLogger
         if case .string(let traceparent) = message.headers["traceparent"] {
             logger[metadataKey: "traceparent"] = .string(traceparent)
@@ -44,18 +44,12 @@ package struct MessageHandlers: Sendable {
         do {
             head = try JSONCoding.decoder.decode(EnvelopeHead.self, from: Data(message.body))
         } catch {
-            logger.error(
-                "rejecting a message that is not an envelope",
-                metadata: ["messageId": .string(message.messageId ?? "-")])
-            return .reject
+            return .poison(reason: "not a message envelope: \(error)")
         }
         logger[metadataKey: "messageId"] = .string(head.id.uuidString.lowercased())
         logger[metadataKey: "messageType"] = .string(head.type)
         guard let handler = handlers[head.type], handler.version == head.version else {
-            logger.error(
-                "rejecting a message of unknown type or version",
-                metadata: ["version": .stringConvertible(head.version)])
-            return .reject
+            return .poison(reason: "no handler for \(head.type) version \(head.version)")
         }
         do {
             let applied = try await database.transaction { connection in
@@ -79,14 +73,22 @@ package struct MessageHandlers: Sendable {
                 label: "orbitcove_messages_consumed_total", dimensions: [("consumer", consumer), ("type", head.type)]
             )
             .increment()
-            return .ack
-        } catch is DecodingError {
-            logger.error("rejecting a message whose payload does not decode")
-            return .reject
+            return .done
+        } catch let error as DecodingError {
+            return .poison(reason: "payload does not decode: \(error)")
+        } catch let error as MessageValidationError {
+            return .poison(reason: error.reason)
         } catch {
-            logger.warning(
-                "message handler failed; will retry", metadata: ["error": .string(logDescription(of: error))])
-            return .retry
+            logger.warning("message handler failed", metadata: ["error": .string(logDescription(of: error))])
+            return .failed(reason: logDescription(of: error))
         }
     }
+}
+
+/// Thrown by a handler for a message that decodes but can never be applied (a validation
+/// failure): it is dead-lettered at once instead of retried.
+package struct MessageValidationError: Error {
+    package let reason: String
+
+    package init(_ reason: String) { self.reason = reason }
 }

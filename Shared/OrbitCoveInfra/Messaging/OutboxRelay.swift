@@ -17,12 +17,19 @@ package final class OutboxRelay: Service, Sendable {
     private let pollInterval: Duration
     private let lease: Duration
     private let logger: Logger
+    private let retention: Duration
     private let published: Counter
     private let failures: Counter
+    private let backlog: Gauge
+    private let oldestAge: Gauge
+
+    /// Any constant works; every relay must use the same one.
+    static let claimLockKey: Int64 = 0x4F52_4249_4F55_5442  // "ORBIOUTB"
 
     package init(
         database: Database, publisher: AMQPPublisher, appId: String, batchSize: Int = 200,
-        pollInterval: Duration = .seconds(1), lease: Duration = .seconds(30), logger: Logger
+        pollInterval: Duration = .seconds(1), lease: Duration = .seconds(30), retention: Duration = .seconds(7 * 86400),
+        logger: Logger
     ) {
         self.database = database
         self.publisher = publisher
@@ -30,9 +37,12 @@ package final class OutboxRelay: Service, Sendable {
         self.batchSize = batchSize
         self.pollInterval = pollInterval
         self.lease = lease
+        self.retention = retention
         self.logger = logger
         self.published = Counter(label: "orbitcove_outbox_published_total")
         self.failures = Counter(label: "orbitcove_outbox_publish_failures_total")
+        self.backlog = Gauge(label: "orbitcove_outbox_unpublished")
+        self.oldestAge = Gauge(label: "orbitcove_outbox_oldest_unpublished_seconds")
     }
 
     package func run() async throws {
@@ -59,12 +69,24 @@ package final class OutboxRelay: Service, Sendable {
                         tick.yield()
                     }
                 }
+                var lastMeasured = ContinuousClock.now - .seconds(60)
+                var lastPruned = ContinuousClock.now
                 for await _ in ticks {
                     if Task.isCancelled { break }
                     do {
                         while try await self.relayBatch() == self.batchSize {}
                         backoff.reset()
                         await self.publisher.keepAlive()
+                        if ContinuousClock.now - lastMeasured >= .seconds(5) {
+                            lastMeasured = ContinuousClock.now
+                            let status = try await OutboxStatus.read(from: self.database, logger: self.logger)
+                            self.backlog.record(status.unpublished)
+                            self.oldestAge.record(status.oldestUnpublishedAge ?? 0)
+                        }
+                        if ContinuousClock.now - lastPruned >= .seconds(600) {
+                            lastPruned = ContinuousClock.now
+                            try await self.prune()
+                        }
                     } catch {
                         self.failures.increment()
                         let delay = backoff.next()
@@ -115,11 +137,21 @@ package final class OutboxRelay: Service, Sendable {
     private func claim() async throws -> [Row] {
         let leaseSeconds = Double(lease.components.seconds)
         return try await database.transaction { connection in
+            // Claims are taken one relay at a time (a transaction-scoped advisory lock, held for
+            // the few milliseconds of this statement), so the check below sees every other
+            // relay's committed claims: a community's row waits while an earlier row of the same
+            // community is in flight elsewhere, which keeps each community's messages in order.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", logger: logger)
             let rows = try await connection.query(
                 """
                 WITH batch AS (
-                    SELECT id FROM outbox
+                    SELECT id FROM outbox o
                     WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < NOW())
+                      AND NOT EXISTS (
+                          SELECT 1 FROM outbox earlier
+                          WHERE o.community_id IS NOT NULL AND earlier.community_id = o.community_id
+                            AND earlier.published_at IS NULL AND earlier.seq < o.seq
+                            AND earlier.claimed_until >= NOW())
                     ORDER BY seq
                     LIMIT \(batchSize)
                     FOR UPDATE SKIP LOCKED
@@ -142,6 +174,28 @@ package final class OutboxRelay: Service, Sendable {
             }
             return claimed.sorted { $0.0 < $1.0 }.map(\.1)
         }
+    }
+
+    /// Deletes published rows older than the retention period, a batch at a time.
+    package func prune() async throws {
+        let retentionSeconds = Double(retention.components.seconds)
+        var deleted = 0
+        while true {
+            let rows = try await database.client.query(
+                """
+                WITH old AS (
+                    SELECT id FROM outbox
+                    WHERE published_at IS NOT NULL AND published_at < NOW() - make_interval(secs => \(retentionSeconds))
+                    LIMIT 5000
+                )
+                DELETE FROM outbox WHERE id IN (SELECT id FROM old) RETURNING 1
+                """, logger: logger)
+            var batch = 0
+            for try await _ in rows { batch += 1 }
+            deleted += batch
+            if batch < 5000 { break }
+        }
+        if deleted > 0 { logger.info("pruned published outbox rows", metadata: ["rows": .stringConvertible(deleted)]) }
     }
 
     private func markPublished(_ ids: [UUID]) async throws {

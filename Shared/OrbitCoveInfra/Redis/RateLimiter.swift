@@ -15,10 +15,7 @@ package struct RateLimit: Sendable {
         self.period = period
     }
 
-    var intervalMilliseconds: Int64 {
-        let (seconds, attoseconds) = period.components
-        return max(1, (seconds * 1000 + attoseconds / 1_000_000_000_000_000) / Int64(limit))
-    }
+    var intervalMilliseconds: Int64 { max(1, period.milliseconds / Int64(limit)) }
 }
 
 /// Rate limiting with the generic cell rate algorithm in Redis: one key per budget and

@@ -31,6 +31,6 @@ package struct ServiceParts {
             checks: [.postgres(database), .redis(redis), .rabbitmq(settings: consumerSettings)],
             verifier: runtime.makeTokenVerifier())
         addRoutes(router, database)
-        return ServiceParts(router: router, services: [database.client, redis, worker])
+        return ServiceParts(router: router, services: [database.client, redis] + worker)
     }
 }
