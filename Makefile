@@ -46,7 +46,13 @@ test: ## Run the tests against the local servers (starts them if needed)
 	@$(MAKE) --no-print-directory openapi-check
 	swift build --build-tests
 	ORBITCOVE_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL) $(STACK) migrate
+ifeq ($(strip $(SWIFT_TEST_ARGS)),)
+	swift test --skip FaultToleranceTests
+	@# These stop and start the shared broker, so they run alone, after the rest.
+	swift test --skip-build --filter FaultToleranceTests
+else
 	swift test $(SWIFT_TEST_ARGS)
+endif
 
 test-env: ## Print the test settings, for eval "$(make -s test-env)" before a manual swift test
 	@echo "export ORBITCOVE_TEST_DATABASE_URL=$(ORBITCOVE_TEST_DATABASE_URL)"

@@ -19,6 +19,18 @@ import Testing
         }
     }
 
+    /// Each failure path of opening a connection once freed the connection state twice.
+    @Test func failingToConnectOrLogInIsAnErrorNotACrash() async throws {
+        let closedPort = try #require(
+            URL(string: "amqp://orbitcove:orbitcove@127.0.0.1:\(try freePort())/orbitcove_test"))
+        await #expect(throws: AMQPError.self) {
+            try await AMQPProbe.check(try AMQPSettings(url: closedPort, connectionName: "tests"))
+        }
+        var wrongPassword = try TestEnvironment.amqpSettings()
+        wrongPassword.password = "not-the-password"
+        await #expect(throws: AMQPError.self) { try await AMQPProbe.check(wrongPassword) }
+    }
+
     @Test func publishedMessagesAreConfirmedDeliveredAndAcked() async throws {
         try await withScratchQueue { queue, settings in
             let messages = (0..<50).map { index in

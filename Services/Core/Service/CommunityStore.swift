@@ -9,11 +9,25 @@ package struct CommunityStore: Sendable {
     let database: Database
     let logger: Logger
 
+    package init(database: Database, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
     package struct NewCommunity: Sendable {
         package var name: String
         package var description: String?
         package var iconUrl: String?
         package var settings: CommunitySettings
+
+        package init(
+            name: String, description: String? = nil, iconUrl: String? = nil, settings: CommunitySettings = .default
+        ) {
+            self.name = name
+            self.description = description
+            self.iconUrl = iconUrl
+            self.settings = settings
+        }
     }
 
     /// Creates the community with its creator as admin, and announces it, in one transaction.

@@ -11,30 +11,23 @@ final class AMQPConnection {
 
     init(settings: AMQPSettings) throws {
         guard let state = amqp_new_connection() else { throw AMQPError.connect("out of memory") }
+        // From here every stored property is set, so a throw runs `deinit`, which destroys the
+        // connection state: the failure paths below must not destroy it themselves.
         self.state = state
-        guard let socket = amqp_tcp_socket_new(state) else {
-            amqp_destroy_connection(state)
-            throw AMQPError.connect("cannot create a socket")
-        }
+        guard let socket = amqp_tcp_socket_new(state) else { throw AMQPError.connect("cannot create a socket") }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         let status = amqp_socket_open_noblock(socket, settings.host, Int32(settings.port), &timeout)
         guard status == AMQP_STATUS_OK.rawValue else {
-            amqp_destroy_connection(state)
             throw AMQPError.connect("\(settings.host):\(settings.port): \(String(cString: amqp_error_string2(status)))")
         }
-        do {
-            try check(
-                orbit_amqp_login_plain(
-                    state, settings.vhost, 0, 131_072, Int32(settings.heartbeatSeconds), settings.user,
-                    settings.password),
-                during: "login")
-            amqp_channel_open(state, Self.channel)
-            try check(amqp_get_rpc_reply(state), during: "channel.open")
-            isOpen = true
-        } catch {
-            amqp_destroy_connection(state)
-            throw error
-        }
+        try check(
+            orbit_amqp_login_plain(
+                state, settings.vhost, 0, 131_072, Int32(settings.heartbeatSeconds), settings.user,
+                settings.password),
+            during: "login")
+        amqp_channel_open(state, Self.channel)
+        try check(amqp_get_rpc_reply(state), during: "channel.open")
+        isOpen = true
     }
 
     deinit {
