@@ -112,6 +112,16 @@ let package = Package(
                 path: "Services/Admin/Commands",
                 swiftSettings: strict
             ),
+            // Measures messaging through our code; scripts/bench/messaging.sh runs it beside a C reference.
+            .executableTarget(
+                name: "orbitcove-bench",
+                dependencies: [
+                    "OrbitCoveInfra", "OrbitCoveModels", logging, lifecycle, postgres,
+                    .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                ],
+                path: "Benchmarks/MessagingBenchmark",
+                swiftSettings: strict
+            ),
             .executableTarget(
                 name: "orbitcove-admin",
                 dependencies: ["AdminCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],

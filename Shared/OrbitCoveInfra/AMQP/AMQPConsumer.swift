@@ -141,8 +141,10 @@ package final class AMQPConsumer: Service, Sendable {
                     Thread.sleep(forTimeInterval: 0.01)
                     continue
                 }
-                // A short wait keeps acks prompt, since they are sent from this loop.
-                if let delivery = try connection.nextDelivery(timeout: .milliseconds(20)) {
+                // Acks are sent from this loop, so its wait bounds how late they go out. With the
+                // prefetch window full no delivery can end the wait early, so it is kept short.
+                let wait: Duration = control.outstanding >= prefetch ? .milliseconds(1) : .milliseconds(20)
+                if let delivery = try connection.nextDelivery(timeout: wait) {
                     control.received()
                     sink.yield(delivery)
                 }
