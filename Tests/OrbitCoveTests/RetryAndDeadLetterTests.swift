@@ -152,6 +152,30 @@ import Testing
     }
 }
 
+@Suite struct InboxPrunerTests {
+    @Test func onlyOldEntriesOfItsOwnConsumerAreForgotten() async throws {
+        try await withTestDatabase { database in
+            let consumer = "prune-\(UUID().uuidString.prefix(8))"
+            let (old, recent, otherConsumers) = (UUID(), UUID(), UUID())
+            try await database.client.query(
+                """
+                INSERT INTO inbox (consumer, message_id, message_type, processed_at) VALUES
+                    (\(consumer), \(old), 'test', NOW() - INTERVAL '31 days'),
+                    (\(consumer), \(recent), 'test', NOW() - INTERVAL '1 day'),
+                    (\(consumer + "-other"), \(otherConsumers), 'test', NOW() - INTERVAL '31 days')
+                """, logger: TestEnvironment.logger)
+            let pruner = InboxPruner(database: database, consumer: consumer, logger: TestEnvironment.logger)
+            #expect(try await pruner.prune() == 1)
+            let left = try await count(
+                "SELECT count(*)::int FROM inbox WHERE message_id = ANY(\([old, recent, otherConsumers]))", in: database
+            )
+            #expect(left == 2)
+            try await database.client.query(
+                "DELETE FROM inbox WHERE consumer LIKE \(consumer + "%")", logger: TestEnvironment.logger)
+        }
+    }
+}
+
 @Suite struct TraceContextTests {
     @Test func aValidParentKeepsItsTraceWithANewSpan() throws {
         let parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

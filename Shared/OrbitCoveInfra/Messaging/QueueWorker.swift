@@ -6,7 +6,8 @@ import ServiceLifecycle
 /// failures go through a `RetryRouter`: the one way services build their queue workers.
 package enum QueueWorker {
     /// The worker's services, in start order: the publisher for retries and dead letters, then
-    /// the consumer (so on shutdown the consumer drains before the publisher closes).
+    /// the consumer (so on shutdown the consumer drains before the publisher closes), then the
+    /// pruner of the consumer's old inbox entries.
     package static func make(
         queue: QueueName, consumer: String, database: Database, settings: AMQPSettings, prefetch: Int = 16,
         retry: RetryPolicy = .standard, logger: Logger, register: (inout MessageHandlers) -> Void = { _ in }
@@ -34,6 +35,7 @@ package enum QueueWorker {
         ) { message in
             await router.settle(message, await dispatch.handle(message, logger: logger))
         }
-        return [publisher, amqpConsumer]
+        let pruner = InboxPruner(database: database, consumer: consumer, logger: logger)
+        return [publisher, amqpConsumer, pruner]
     }
 }
