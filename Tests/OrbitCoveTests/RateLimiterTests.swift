@@ -35,12 +35,13 @@ import Testing
     }
 
     @Test func budgetsRefillOverTime() async throws {
-        let limit = RateLimit(name: "test-\(UUID().uuidString.prefix(8))", limit: 2, period: .milliseconds(400))
+        let limit = RateLimit(name: "test-\(UUID().uuidString.prefix(8))", limit: 2, period: .seconds(4))
         try await withLimiter { limiter in
             #expect(await limiter.check(limit, client: "c").allowed)
             #expect(await limiter.check(limit, client: "c").allowed)
             #expect(await !limiter.check(limit, client: "c").allowed)
-            try await Task.sleep(for: .milliseconds(450))
+            // One slot comes back every 2 s (the three calls above take far less, even under load).
+            try await Task.sleep(for: .milliseconds(2100))
             #expect(await limiter.check(limit, client: "c").allowed)
         }
     }

@@ -9,7 +9,7 @@ package struct AdminCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "orbitcove-admin",
         abstract: "Operate an OrbitCove installation.",
-        subcommands: [Migrate.self, Queues.self, DeadLetterCommands.self, OutboxCommand.self])
+        subcommands: [Migrate.self, Queues.self, DeadLetterCommands.self, OutboxCommand.self, DefinitionsCommand.self])
 
     package init() {}
 }

@@ -174,3 +174,15 @@ extension String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }
+
+struct DefinitionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "definitions",
+        abstract: "Print the broker topology as a RabbitMQ definitions file (deploy/rabbitmq/definitions.json).")
+
+    @Option(help: "The virtual host the definitions are for.") var vhost = "orbitcove"
+
+    func run() throws {
+        print(try BrokerDefinitions.json(vhost: vhost), terminator: "")
+    }
+}

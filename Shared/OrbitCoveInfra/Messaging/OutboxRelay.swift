@@ -88,6 +88,7 @@ package final class OutboxRelay: Service, Sendable {
                             try await self.prune()
                         }
                     } catch {
+                        if Task.isCancelled { break }
                         self.failures.increment()
                         let delay = backoff.next()
                         self.logger.warning(
