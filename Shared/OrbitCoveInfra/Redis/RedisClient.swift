@@ -64,14 +64,15 @@ package final class RedisClient: Service, Sendable {
         try await command(["PUBLISH", channel, message]).integer ?? 0
     }
 
-    /// Runs a script by SHA; after a restart or `SCRIPT FLUSH` Redis answers `NOSCRIPT`, so the
-    /// script is loaded and the call made once more.
+    /// Runs a script by SHA; after a restart or `SCRIPT FLUSH` Redis answers `NOSCRIPT`, and the
+    /// call is made once more with the script's source.
     package func evaluate(_ script: RedisScript, keys: [String], arguments: [String]) async throws -> RedisReply {
         let call = ["EVALSHA", script.sha1, String(keys.count)] + keys + arguments
         let reply = try await command(call)
         guard case .error(let message) = reply, message.hasPrefix("NOSCRIPT") else { return reply }
-        _ = try await command(["SCRIPT", "LOAD", script.source])
-        let retried = try await command(call)
+        // EVAL caches the script, so the next EVALSHA hits; unlike SCRIPT LOAD then EVALSHA, it
+        // cannot lose a race with another SCRIPT FLUSH in between.
+        let retried = try await command(["EVAL", script.source, String(keys.count)] + keys + arguments)
         if case .error(let message) = retried { throw RedisError(message: message) }
         return retried
     }
