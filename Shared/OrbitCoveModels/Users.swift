@@ -5,14 +5,20 @@ package struct User: Codable, Sendable, Equatable {
     package var email: String
     package var displayName: String
     @ExplicitNull package var avatarUrl: String?
+    /// Set while a requested account deletion waits out its grace period (cancellable).
+    @ExplicitNull package var deletionScheduledAt: Date?
     package var createdAt: Date
     package var updatedAt: Date
 
-    package init(id: UUID, email: String, displayName: String, avatarUrl: String?, createdAt: Date, updatedAt: Date) {
+    package init(
+        id: UUID, email: String, displayName: String, avatarUrl: String?, deletionScheduledAt: Date? = nil,
+        createdAt: Date, updatedAt: Date
+    ) {
         self.id = id
         self.email = email
         self.displayName = displayName
         self.avatarUrl = avatarUrl
+        self.deletionScheduledAt = deletionScheduledAt
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }

@@ -231,18 +231,22 @@ import Testing
             )
             #expect(try await logout(client, "ocr_unknown", ip: ip) == .unauthorized)
 
-            try await withTestDatabase { database in
-                let rows = try await database.client.query(
-                    """
-                    SELECT action, host(ip_address) FROM audit_log
-                    WHERE user_id = \(phone.user.id) AND action LIKE 'auth.logout%' ORDER BY created_at
-                    """, logger: TestEnvironment.logger)
-                var entries: [String] = []
-                for try await (action, address) in rows.decode((String, String?).self) {
-                    entries.append("\(action)@\(address ?? "-")")
+            // Account entries are visible to their own user (row-level security).
+            let entries = try await withTestDatabase { database in
+                try await database.transaction(userId: phone.user.id) { connection in
+                    let rows = try await connection.query(
+                        """
+                        SELECT action, host(ip_address) FROM audit_log
+                        WHERE user_id = \(phone.user.id) AND action LIKE 'auth.logout%' ORDER BY created_at
+                        """, logger: TestEnvironment.logger)
+                    var entries: [String] = []
+                    for try await (action, address) in rows.decode((String, String?).self) {
+                        entries.append("\(action)@\(address ?? "-")")
+                    }
+                    return entries
                 }
-                #expect(entries == ["auth.logout@\(ip)", "auth.logout_all@\(ip)"])
             }
+            #expect(entries == ["auth.logout@\(ip)", "auth.logout_all@\(ip)"])
         }
     }
 

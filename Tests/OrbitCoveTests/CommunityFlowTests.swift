@@ -1,10 +1,7 @@
-import AuthService
-import CoreService
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import JWTKit
 import NotificationsService
 import OrbitCoveInfra
 import OrbitCoveModels
@@ -16,97 +13,54 @@ import Testing
 /// relay publishes it with confirms, and notifications records it once, even if redelivered.
 @Suite struct CommunityFlowTests {
     @Test func aNewCommunityReachesItsCreatorsNotificationsExactlyOnce() async throws {
-        let authRuntime = try TestEnvironment.runtime(name: "orbitcove-auth")
-        let auth = authRuntime.makeApplication(
-            try await AuthApplication.parts(
-                runtime: authRuntime,
-                environment: Environment([
-                    "ORBITCOVE_AUTH_DEV_LOGIN": "true",
-                    "ORBITCOVE_AUTH_SIGNING_KEY": ES256PrivateKey().pemRepresentation,
-                ])))
-
-        // Auth runs live (on a port the test framework picks) so core and notifications fetch its JWKS over HTTP.
-        try await auth.test(.live) { authClient in
-            let authPort = try #require(authClient.port)
-            let jwks = ["ORBITCOVE_JWKS_URL": "http://127.0.0.1:\(authPort)/.well-known/jwks.json"]
-            let coreRuntime = try TestEnvironment.runtime(name: "orbitcove-core", extra: jwks)
-            let core = coreRuntime.makeApplication(try CoreApplication.parts(runtime: coreRuntime))
-            let notificationsRuntime = try TestEnvironment.runtime(name: "orbitcove-notifications", extra: jwks)
+        try await CoreHarness.run { api in
+            let notificationsRuntime = try TestEnvironment.runtime(
+                name: "orbitcove-notifications", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
             let notifications = notificationsRuntime.makeApplication(
                 try NotificationsApplication.parts(runtime: notificationsRuntime))
-
-            let ana = try await signIn(authClient, name: "Ana")
-            let ben = try await signIn(authClient, name: "Ben")
+            let (ana, ben) = (try await api.signIn("Ana"), try await api.signIn("Ben"))
             try await notifications.test(.router) { notificationsClient in
-                try await core.test(.router) { coreClient in
-                    let name = "Tigers \(UUID().uuidString.prefix(6))"
-                    let community = try await coreClient.execute(
-                        uri: "/api/v1/communities", method: .post, headers: [.authorization: "Bearer \(ana)"],
-                        body: ByteBuffer(string: #"{"name":"\#(name)","settings":{"timezone":"Europe/Berlin"}}"#)
-                    ) { response in
-                        #expect(response.status == .created)
-                        return try decodeData(Community.self, response)
-                    }
-                    #expect(community.name == name && community.role == .admin && community.memberCount == 1)
-                    #expect(community.settings.timezone == "Europe/Berlin")
+                let name = "Tigers \(UUID().uuidString.prefix(6))"
+                let created = try await api.call(
+                    .post, "/api/v1/communities", as: ana,
+                    json: #"{"name":"\#(name)","settings":{"timezone":"Europe/Berlin"}}"#)
+                #expect(created.status == .created)
+                let community = try created.data(Community.self)
+                #expect(community.name == name && community.role == .admin && community.memberCount == 1)
+                #expect(community.settings.timezone == "Europe/Berlin")
 
-                    try await coreClient.execute(
-                        uri: "/api/v1/communities/\(community.id)", method: .get,
-                        headers: [.authorization: "Bearer \(ben)"]
-                    ) { response in
-                        #expect(response.status == .notFound)
-                        let envelope = try decodeError(response)
-                        #expect(envelope.error.code == "COMMUNITY_NOT_FOUND")
-                    }
-                    try await coreClient.execute(uri: "/api/v1/communities/\(community.id)", method: .get) { response in
-                        #expect(response.status == .unauthorized)
-                        let envelope = try decodeError(response)
-                        #expect(envelope.error.code == "UNAUTHENTICATED")
-                    }
+                let hidden = try await api.call(.get, "/api/v1/communities/\(community.id)", as: ben)
+                #expect(hidden.status == .notFound && hidden.errorCode == "COMMUNITY_NOT_FOUND")
+                let anonymous = try await api.call(.get, "/api/v1/communities/\(community.id)", as: nil)
+                #expect(anonymous.status == .unauthorized && anonymous.errorCode == "UNAUTHENTICATED")
 
-                    try await withTestDatabase { database in
-                        let messageId = try await outboxMessageId(for: community.id, in: database)
-                        #expect(try await eventually { try await inboxCount(messageId, database) == 1 })
-                        #expect(try await notificationCount(community.id, database) == 1)
+                try await withTestDatabase { database in
+                    let messageId = try await outboxMessageId(for: community.id, in: database)
+                    #expect(try await eventually { try await inboxCount(messageId, database) == 1 })
+                    #expect(try await notificationCount(community.id, database) == 1)
 
-                        // Publish the same message again, as a redelivery would: recorded once.
-                        try await database.client.query(
-                            "UPDATE outbox SET published_at = NULL WHERE id = \(messageId)",
-                            logger: TestEnvironment.logger)
-                        #expect(try await eventually { try await isPublished(messageId, database) })
-                        #expect(
-                            try await eventually {
-                                try await AMQPProbe.depth(of: "notifications", settings: TestEnvironment.amqpSettings())
-                                    .messages == 0
-                            })
-                        #expect(try await inboxCount(messageId, database) == 1)
-                        #expect(try await notificationCount(community.id, database) == 1)
-                    }
-
-                    try await notificationsClient.execute(
-                        uri: "/api/v1/me/notifications?limit=5", method: .get,
-                        headers: [.authorization: "Bearer \(ana)"]
-                    ) { response in
-                        #expect(response.status == .ok)
-                        let page = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
-                        let items = page?["data"] as? [[String: Any]] ?? []
-                        #expect(items.contains { $0["communityId"] as? String == community.id.uuidString })
-                    }
+                    // Publish the same message again, as a redelivery would: recorded once.
+                    try await database.client.query(
+                        "UPDATE outbox SET published_at = NULL WHERE id = \(messageId)", logger: TestEnvironment.logger)
+                    #expect(try await eventually { try await isPublished(messageId, database) })
+                    #expect(
+                        try await eventually {
+                            try await AMQPProbe.depth(of: "notifications", settings: TestEnvironment.amqpSettings())
+                                .messages == 0
+                        })
+                    #expect(try await inboxCount(messageId, database) == 1)
+                    #expect(try await notificationCount(community.id, database) == 1)
                 }
+
+                let history = try await notificationsClient.executeRequest(
+                    uri: "/api/v1/me/notifications?limit=5", method: .get,
+                    headers: [.authorization: "Bearer \(ana.token)"], body: nil)
+                #expect(history.status == .ok)
+                let page = try JSONSerialization.jsonObject(with: Data(buffer: history.body)) as? [String: Any]
+                let items = page?["data"] as? [[String: Any]] ?? []
+                #expect(items.contains { $0["communityId"] as? String == community.id.uuidString })
             }
         }
-    }
-}
-
-private func signIn(_ client: some TestClientProtocol, name: String) async throws -> String {
-    let email = "\(name.lowercased())-\(UUID().uuidString.prefix(8).lowercased())@example.com"
-    return try await client.execute(
-        uri: "/api/v1/auth/dev", method: .post, headers: [.realIP: TestEnvironment.uniqueClientAddress()],
-        body: ByteBuffer(string: #"{"email":"\#(email)","displayName":"\#(name)"}"#)
-    ) { response in
-        #expect(response.status == .ok)
-        let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
-        return try #require((json?["data"] as? [String: Any])?["accessToken"] as? String)
     }
 }
 

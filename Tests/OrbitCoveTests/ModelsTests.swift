@@ -60,6 +60,18 @@ import Testing
         #expect(JSONCoding.parseTimestamp("yesterday") == nil)
     }
 
+    /// The hand-written formatter against Foundation's, over leap years, year ends and dates
+    /// before 1970 (whole milliseconds plus 0.2 ms, where truncating and rounding agree).
+    @Test func theTimestampFormatAgreesWithFoundation() {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        let edges: [Int64] = [0, -1, 951_782_400_000, 951_868_799_999, 1_767_225_599_999, -2_208_988_800_000]
+        let randoms = (0..<2000).map { _ in Int64.random(in: -2_208_988_800_000...4_102_444_800_000) }
+        for millis in edges + randoms {
+            let date = Date(timeIntervalSince1970: (Double(millis) + 0.2) / 1000)
+            #expect(JSONCoding.formatTimestamp(date) == date.formatted(style), "\(millis)")
+        }
+    }
+
     @Test func absentOptionalFieldsAreEncodedAsNull() throws {
         let now = Date(timeIntervalSince1970: 1_767_528_000)
         let user = User(

@@ -5,63 +5,103 @@ import OrbitCoveModels
 
 struct CommunityRoutes {
     let store: CommunityStore
-
-    struct CreateRequest: Decodable {
-        var name: String
-        var description: String?
-        var iconUrl: String?
-        var settings: CommunitySettings?
-    }
+    let access: CommunityAccess
 
     func register(on router: Router<AppRequestContext>) {
         router.post("/api/v1/communities") { request, context in
             let userId = try context.requireUser()
-            let body = try await request.decodeJSON(as: CreateRequest.self, context: context)
-            let community = try await store.create(
-                try Self.validate(body), by: userId, traceparent: context.traceparent)
+            let new = try await Self.newCommunity(from: request, context: context)
+            let community = try await store.create(new, by: userId, traceparent: context.traceparent)
             return try Response.data(
                 community, status: .created, requestId: context.requestId,
-                headers: [.location: "/api/v1/communities/\(community.id.uuidString)"])
+                headers: [.location: "/api/v1/communities/\(community.id.uuidString.lowercased())"])
         }
 
         router.get("/api/v1/communities/:communityId") { _, context in
+            let granted = try await access.require(.viewContent, in: context.communityId(), by: context.requireUser())
+            return try Response.data(granted.community, requestId: context.requestId)
+        }
+
+        router.patch("/api/v1/communities/:communityId") { request, context in
             let userId = try context.requireUser()
-            // A non-member learns nothing, not even that the community exists.
-            guard let id = context.parameters.get("communityId", as: UUID.self),
-                let community = try await store.community(id, for: userId)
-            else { throw APIError.notFound("COMMUNITY_NOT_FOUND", "No such community") }
+            let granted = try await access.require(.editSettings, in: context.communityId(), by: userId)
+            let changes = try await Self.changes(from: request, context: context, current: granted.record)
+            let community = try await store.update(
+                granted, with: changes, by: userId, request: RequestFacts(request, context))
+            await access.cache.invalidate(community.id)
             return try Response.data(community, requestId: context.requestId)
         }
+
+        router.delete("/api/v1/communities/:communityId") { request, context in
+            let userId = try context.requireUser()
+            let granted = try await access.require(.deleteCommunity, in: context.communityId(), by: userId)
+            try await store.delete(granted, by: userId, request: RequestFacts(request, context))
+            await access.cache.invalidate(granted.record.id)
+            return Response(status: .noContent)
+        }
+
+        router.post("/api/v1/communities/:communityId/restore") { request, context in
+            let userId = try context.requireUser()
+            let granted = try await access.require(.restoreCommunity, in: context.communityId(), by: userId)
+            let community = try await store.restore(granted, by: userId, request: RequestFacts(request, context))
+            await access.cache.invalidate(community.id)
+            return try Response.data(community, requestId: context.requestId)
+        }
+
+        router.get("/api/v1/me/communities") { request, context in
+            let userId = try context.requireUser()
+            let page = try PageRequest(request)
+            let rows = try await store.communities(of: userId, after: page.cursor, limit: page.fetchLimit)
+            return try Response.page(rows, of: page, requestId: context.requestId)
+        }
     }
 
-    static func validate(_ body: CreateRequest) throws -> CommunityStore.NewCommunity {
-        var problems: [String: String] = [:]
-        let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        if name.isEmpty || name.count > 100 { problems["name"] = "must be 1 to 100 characters" }
-        let description = body.description?.trimmingCharacters(in: .whitespacesAndNewlines)
-        if let description, description.count > 2000 { problems["description"] = "must be at most 2000 characters" }
-        if let icon = body.iconUrl {
-            let url = URL(string: icon)
-            if icon.count > 500 || url?.host == nil || !["http", "https"].contains(url?.scheme ?? "") {
-                problems["iconUrl"] = "must be an http(s) URL of at most 500 characters"
-            }
-        }
-        let settings = body.settings ?? .default
-        problems.merge(validate(settings)) { first, _ in first }
-        guard problems.isEmpty else { throw APIError.validation(problems) }
-        return .init(
-            name: name, description: description?.isEmpty == true ? nil : description, iconUrl: body.iconUrl,
-            settings: settings)
+    static func newCommunity(
+        from request: Request, context: AppRequestContext
+    ) async throws
+        -> CommunityStore.NewCommunity
+    {
+        var reader = try await FieldReader.read(
+            request, context: context, allowed: ["name", "description", "iconUrl", "settings"])
+        let name = reader.text("name", maxLength: 100, required: true)
+        let description = reader.text("description", maxLength: 2000)
+        let iconUrl = reader.url("iconUrl")
+        let settings = CommunitySettings.merging(
+            reader.object("settings") ?? [:], into: .default, problems: &reader.problems)
+        try reader.check()
+        return .init(name: name.value ?? "", description: description.value, iconUrl: iconUrl.value, settings: settings)
     }
 
-    static func validate(_ settings: CommunitySettings) -> [String: String] {
-        var problems: [String: String] = [:]
-        if !(0...720).contains(settings.defaultReminderHours) {
-            problems["settings.defaultReminderHours"] = "must be between 0 and 720"
+    static func changes(
+        from request: Request, context: AppRequestContext, current: CommunityRecord
+    ) async throws
+        -> CommunityStore.Changes
+    {
+        var reader = try await FieldReader.read(
+            request, context: context, allowed: ["name", "description", "iconUrl", "settings"])
+        var changes = CommunityStore.Changes()
+        changes.name = reader.text("name", maxLength: 100, required: reader.fields["name"] != nil).value
+        changes.description = reader.text("description", maxLength: 2000)
+        changes.iconUrl = reader.url("iconUrl")
+        if let patch = reader.object("settings") {
+            let merged = CommunitySettings.merging(patch, into: current.settings, problems: &reader.problems)
+            changes.settings = merged
+            changes.fields += patch.keys.sorted().map { "settings.\($0)" }
         }
-        if TimeZone(identifier: settings.timezone) == nil {
-            problems["settings.timezone"] = "must be an IANA time zone such as Europe/Berlin"
+        try reader.check()
+        if changes.name != nil { changes.fields.insert("name", at: 0) }
+        for (field, change) in [("description", changes.description), ("iconUrl", changes.iconUrl)] {
+            if case .keep = change { continue }
+            changes.fields.append(field)
         }
-        return problems
+        return changes
+    }
+}
+
+extension AppRequestContext {
+    /// The `:communityId` of the path; anything but a UUID names no community.
+    func communityId() throws -> UUID {
+        guard let id = parameters.get("communityId", as: UUID.self) else { throw CommunityAccess.notFound }
+        return id
     }
 }

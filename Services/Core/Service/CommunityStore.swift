@@ -4,7 +4,8 @@ import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
 
-/// Communities as the database holds them, seen by one member.
+/// Communities: create, change, delete and restore, each with its audit entry and the
+/// message that tells the notifications service, in the transaction that makes the change.
 package struct CommunityStore: Sendable {
     let database: Database
     let logger: Logger
@@ -30,6 +31,15 @@ package struct CommunityStore: Sendable {
         }
     }
 
+    struct Changes: Sendable {
+        var name: String?
+        var description: Change<String> = .keep
+        var iconUrl: Change<String> = .keep
+        var settings: CommunitySettings?
+        /// `name`, `description`, `settings.timezone`, ...: for the audit entry and the message.
+        var fields: [String] = []
+    }
+
     /// Creates the community with its creator as admin, and announces it, in one transaction.
     package func create(_ new: NewCommunity, by userId: UUID, traceparent: String? = nil) async throws -> Community {
         let settingsJSON = String(decoding: try JSONCoding.encoder.encode(new.settings), as: UTF8.self)
@@ -48,36 +58,134 @@ package struct CommunityStore: Sendable {
                 data: CommunityCreated(communityId: communityId, name: new.name, createdBy: userId))
             try await Outbox.enqueue(
                 envelope, to: .notifications, traceparent: traceparent, on: connection, logger: logger)
-            guard let community = try await fetch(communityId, for: userId, on: connection) else {
+            guard let record = try await Self.record(communityId, on: connection, logger: logger) else {
                 throw APIError.internalError
             }
-            return community
+            return record.community(role: .admin)
         }
     }
 
-    /// The community if `userId` is a current member of it, and it is not deleted.
-    package func community(_ id: UUID, for userId: UUID) async throws -> Community? {
-        try await database.client.withConnection { try await fetch(id, for: userId, on: $0) }
+    func update(
+        _ granted: CommunityAccess.Granted, with changes: Changes, by userId: UUID, request: RequestFacts
+    ) async throws -> Community {
+        let id = granted.record.id
+        let settingsJSON = try changes.settings.map {
+            String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self)
+        }
+        return try await database.transaction(userId: userId) { connection in
+            try await connection.query(
+                """
+                UPDATE communities SET
+                    name = coalesce(\(changes.name), name),
+                    description = CASE \(changes.description.tag) WHEN 'keep' THEN description ELSE \(changes.description.value) END,
+                    icon_url = CASE \(changes.iconUrl.tag) WHEN 'keep' THEN icon_url ELSE \(changes.iconUrl.value) END,
+                    settings = coalesce(\(settingsJSON)::jsonb, settings),
+                    updated_at = NOW()
+                WHERE id = \(id) AND deleted_at IS NULL
+                """, logger: logger)
+            guard let record = try await Self.record(id, on: connection, logger: logger) else {
+                throw APIError.internalError
+            }
+            if !changes.fields.isEmpty {
+                try await AuditLog.record(
+                    "community.settings_changed", userId: userId, communityId: id, targetType: "community",
+                    targetId: id,
+                    metadata: ["fields": .array(changes.fields.map { .string($0) })], ipAddress: request.clientAddress,
+                    on: connection, logger: logger)
+                try await Outbox.announce(
+                    CommunityUpdated(communityId: id, name: record.name, changes: changes.fields, updatedBy: userId),
+                    community: id, actor: userId, request: request, on: connection, logger: logger)
+            }
+            return record.community(role: granted.membership.role)
+        }
     }
 
-    private func fetch(_ id: UUID, for userId: UUID, on connection: PostgresConnection) async throws -> Community? {
+    /// Soft deletion: hidden from every member at once, restorable by an admin for 30 days.
+    func delete(_ granted: CommunityAccess.Granted, by userId: UUID, request: RequestFacts) async throws {
+        let id = granted.record.id
+        try await database.transaction(userId: userId) { connection in
+            try await connection.query(
+                "UPDATE communities SET deleted_at = NOW(), deleted_by = \(userId) WHERE id = \(id) AND deleted_at IS NULL",
+                logger: logger)
+            try await AuditLog.record(
+                "community.deleted", userId: userId, communityId: id, targetType: "community", targetId: id,
+                ipAddress: request.clientAddress, on: connection, logger: logger)
+            try await Outbox.announce(
+                CommunityUpdated(communityId: id, name: granted.record.name, changes: ["deleted"], updatedBy: userId),
+                community: id, actor: userId, request: request, on: connection, logger: logger)
+        }
+    }
+
+    func restore(_ granted: CommunityAccess.Granted, by userId: UUID, request: RequestFacts) async throws -> Community {
+        let id = granted.record.id
+        return try await database.transaction(userId: userId) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE communities SET deleted_at = NULL, deleted_by = NULL, updated_at = NOW()
+                WHERE id = \(id) AND deleted_at > NOW() - \(Retention.communityGrace)::interval
+                RETURNING 1
+                """, logger: logger)
+            var restored = false
+            for try await _ in rows { restored = true }
+            guard restored else {
+                throw APIError(
+                    .gone, code: "COMMUNITY_NOT_RESTORABLE",
+                    message: "This community was deleted more than 30 days ago, or is not deleted")
+            }
+            try await AuditLog.record(
+                "community.restored", userId: userId, communityId: id, targetType: "community", targetId: id,
+                ipAddress: request.clientAddress, on: connection, logger: logger)
+            try await Outbox.announce(
+                CommunityUpdated(communityId: id, name: granted.record.name, changes: ["restored"], updatedBy: userId),
+                community: id, actor: userId, request: request, on: connection, logger: logger)
+            guard let record = try await Self.record(id, on: connection, logger: logger) else {
+                throw APIError.internalError
+            }
+            return record.community(role: granted.membership.role)
+        }
+    }
+
+    /// The caller's communities, most recently joined first.
+    func communities(of userId: UUID, after cursor: PageCursor?, limit: Int) async throws -> [(Community, PageCursor)] {
+        try await database.transaction(userId: userId) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: CommunityRecord.columns), m.role::text, m.joined_at, m.id
+                FROM members m JOIN communities c ON c.id = m.community_id
+                WHERE m.user_id = \(userId) AND m.left_at IS NULL AND c.deleted_at IS NULL
+                  AND (\(cursor == nil) OR (m.joined_at, m.id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                ORDER BY m.joined_at DESC, m.id DESC
+                LIMIT \(limit)
+                """, logger: logger)
+            var page: [(Community, PageCursor)] = []
+            for try await row in rows.decode(
+                (UUID, String, String?, String?, UUID, Int, String, String, Date, Date, Date?, Bool, String, Date, UUID)
+                    .self)
+            {
+                let record = try CommunityRecord.decode(
+                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11))
+                let role = MemberRole(rawValue: row.12) ?? .member
+                page.append((record.community(role: role), PageCursor(createdAt: row.13, id: row.14)))
+            }
+            return page
+        }
+    }
+
+    /// The community's row as the caller's transaction sees it.
+    static func record(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> CommunityRecord? {
         let rows = try await connection.query(
             """
-            SELECT c.id, c.name, c.description, c.icon_url, c.created_by, c.member_count,
-                   c.subscription_status::text, c.settings::text, m.role::text, c.created_at, c.updated_at
-            FROM communities c
-            JOIN members m ON m.community_id = c.id AND m.user_id = \(userId) AND m.left_at IS NULL
-            WHERE c.id = \(id) AND c.deleted_at IS NULL
+            SELECT \(unescaped: CommunityRecord.columns) FROM communities c WHERE c.id = \(id)
             """, logger: logger)
-        for try await row in rows.decode(
-            (UUID, String, String?, String?, UUID, Int, String, String, String, Date, Date).self)
-        {
-            let settings = try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(row.7.utf8))
-            return Community(
-                id: row.0, name: row.1, description: row.2, iconUrl: row.3, createdBy: row.4, memberCount: row.5,
-                subscriptionStatus: SubscriptionStatus(rawValue: row.6) ?? .free, settings: settings,
-                role: MemberRole(rawValue: row.8) ?? .member, createdAt: row.9, updatedAt: row.10)
-        }
+        for try await row in rows.decode(CommunityRecord.Row.self) { return try CommunityRecord.decode(row) }
         return nil
+    }
+}
+
+extension Change {
+    /// `keep` or `set`: lets one UPDATE statement leave a column alone or write it (NULL clears).
+    var tag: String {
+        if case .keep = self { return "keep" }
+        return "write"
     }
 }

@@ -52,7 +52,9 @@ package struct MessageHandlers: Sendable {
             return .poison(reason: "no handler for \(head.type) version \(head.version)")
         }
         do {
-            let applied = try await database.transaction { connection in
+            // Handlers act for the system: a message names its community, and fanning it out
+            // to that community's members reads past any one user's view.
+            let applied = try await database.transaction(scope: .system) { connection in
                 let rows = try await connection.query(
                     """
                     INSERT INTO inbox (consumer, message_id, message_type) VALUES (\(consumer), \(head.id), \(head.type))

@@ -17,19 +17,52 @@ package struct Database: Sendable {
         self.logger = logger
     }
 
+    /// Whose rows a transaction may touch, as the row-level security policies read it.
+    package enum AccessScope: Sendable {
+        /// A request on behalf of this user: `app.current_user_id`.
+        case user(UUID)
+        /// Work that crosses communities on purpose (message handlers, retention jobs,
+        /// redeeming an invite): `app.system`. Say it only where that is the point.
+        case system
+    }
+
+    package enum IsolationLevel: Sendable {
+        case readCommitted
+        /// One snapshot for the whole transaction (sync reads its changes and rows in one).
+        case repeatableRead
+    }
+
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
-    /// `userId` becomes `app.current_user_id` for that transaction only, which the
-    /// row-level security policies read.
+    /// `userId` becomes `app.current_user_id` for that transaction only.
+    @discardableResult
     package func transaction<Result: Sendable>(
         userId: UUID? = nil,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        try await transaction(scope: userId.map { .user($0) }, body)
+    }
+
+    /// Runs `body` in one transaction with the given access scope (none: no community's rows
+    /// are visible) and isolation level.
+    @discardableResult
+    package func transaction<Result: Sendable>(
+        scope: AccessScope?, isolation: IsolationLevel = .readCommitted,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         do {
             return try await client.withTransaction(logger: logger) { connection in
-                if let userId {
+                if isolation == .repeatableRead {
+                    try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+                }
+                switch scope {
+                case .user(let userId):
                     let value = userId.uuidString.lowercased()
                     try await connection.query(
                         "SELECT set_config('app.current_user_id', \(value), true)", logger: logger)
+                case .system:
+                    try await connection.query("SELECT set_config('app.system', 'on', true)", logger: logger)
+                case nil:
+                    break
                 }
                 return try await body(connection)
             }

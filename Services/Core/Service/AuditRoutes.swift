@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+
+/// `GET /communities/{id}/audit`: what admins and members did in a community, newest first,
+/// for its admins (the audit log's row-level security agrees).
+struct AuditRoutes {
+    let database: Database
+    let access: CommunityAccess
+    let logger: Logger
+
+    func register(on router: Router<AppRequestContext>) {
+        router.get("/api/v1/communities/:communityId/audit") { request, context in
+            let userId = try context.requireUser()
+            let granted = try await access.require(.viewAuditLog, in: context.communityId(), by: userId)
+            let page = try PageRequest(request)
+            let rows = try await entries(
+                of: granted.record.id, viewer: userId, after: page.cursor, limit: page.fetchLimit)
+            return try Response.page(rows, of: page, requestId: context.requestId)
+        }
+    }
+
+    func entries(
+        of communityId: UUID, viewer: UUID, after cursor: PageCursor?, limit: Int
+    ) async throws
+        -> [(AuditEntry, PageCursor)]
+    {
+        try await database.transaction(userId: viewer) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, action, user_id, target_type, target_id, coalesce(metadata, '{}')::text, created_at
+                FROM audit_log
+                WHERE community_id = \(communityId)
+                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                ORDER BY created_at DESC, id DESC
+                LIMIT \(limit)
+                """, logger: logger)
+            var page: [(AuditEntry, PageCursor)] = []
+            for try await row in rows.decode((UUID, String, UUID, String?, UUID?, String, Date).self) {
+                let metadata = (try? JSONCoding.decoder.decode([String: JSONValue].self, from: Data(row.5.utf8))) ?? [:]
+                let entry = AuditEntry(
+                    id: row.0, action: row.1, actorId: row.2, targetType: row.3, targetId: row.4, metadata: metadata,
+                    createdAt: row.6)
+                page.append((entry, PageCursor(createdAt: row.6, id: row.0)))
+            }
+            return page
+        }
+    }
+}

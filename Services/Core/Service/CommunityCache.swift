@@ -1,0 +1,122 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+
+/// Cache-aside in Redis for what nearly every request reads: a community's row, whether (and
+/// as what) a user belongs to it, and the first page of its members.
+///
+/// Every entry of a community lives under its current generation. A change to the community
+/// or its membership bumps the generation after its transaction commits and before its
+/// response leaves, so nobody reads the old entries again: a removed member or a deleted
+/// community loses access at once. A reader that loaded rows before such a change and
+/// stores them afterwards stores them under the old generation, where nobody looks, so the
+/// race that plain "delete the key" invalidation has cannot serve stale rows. Redis being
+/// down only costs database reads.
+struct CommunityCache: Sendable {
+    let redis: RedisClient
+    let ttlSeconds: Int
+    let logger: Logger
+
+    /// A membership as cached: the role, or `nil` for "not a member" (cached too, so probing
+    /// a community one does not belong to does not reach the database every time).
+    struct CachedMembership: Codable {
+        var role: MemberRole?
+    }
+
+    /// A member of a cached page, with its position for the next page's cursor.
+    struct CachedMember: Codable {
+        var member: CommunityMember
+        var cursor: String
+    }
+
+    /// What the cache holds for one community and user, read in one round trip.
+    struct Snapshot: Sendable {
+        var generation = "0"
+        var record: CommunityRecord?
+        var membership: CachedMembership?
+        var membersPage: [CachedMember]?
+    }
+
+    /// The generation, then the entries under it (community, membership, a members page).
+    /// The entries' keys derive from the generation, so the script names them itself.
+    static let lookupScript = RedisScript(
+        """
+        local generation = redis.call('GET', KEYS[1]) or '0'
+        local base = ARGV[1] .. generation
+        local page = false
+        if ARGV[3] ~= '' then page = redis.call('GET', base .. ':members:' .. ARGV[3]) end
+        return {generation, redis.call('GET', base .. ':community'), redis.call('GET', base .. ':member:' .. ARGV[2]), page}
+        """)
+
+    static let invalidateScript = RedisScript(
+        """
+        local generation = redis.call('INCR', KEYS[1])
+        redis.call('EXPIRE', KEYS[1], ARGV[1])
+        return generation
+        """)
+
+    func lookup(_ communityId: UUID, _ userId: UUID, membersPageLimit: Int? = nil) async -> Snapshot {
+        do {
+            let reply = try await redis.evaluate(
+                Self.lookupScript, keys: [Self.generationKey(communityId)],
+                arguments: [Self.prefix(communityId), Self.id(userId), membersPageLimit.map(String.init) ?? ""])
+            guard case .array(let values) = reply, values.count == 4, let generation = values[0].string else {
+                return Snapshot()
+            }
+            return Snapshot(
+                generation: generation, record: decode(values[1], as: CommunityRecord.self),
+                membership: decode(values[2], as: CachedMembership.self),
+                membersPage: decode(values[3], as: [CachedMember].self))
+        } catch {
+            logger.debug("cache read failed", metadata: ["error": .string("\(error)")])
+            return Snapshot()
+        }
+    }
+
+    func store(_ record: CommunityRecord, generation: String) async {
+        await write(record, to: Self.prefix(record.id) + generation + ":community")
+    }
+
+    func store(_ membership: CachedMembership, _ communityId: UUID, _ userId: UUID, generation: String) async {
+        await write(membership, to: Self.prefix(communityId) + generation + ":member:" + Self.id(userId))
+    }
+
+    func storeMembersPage(_ page: [CachedMember], _ communityId: UUID, limit: Int, generation: String) async {
+        await write(page, to: Self.prefix(communityId) + generation + ":members:\(limit)")
+    }
+
+    /// Retires every entry of `communityId`. The generation outlives the entries (twice their
+    /// lifetime), so it cannot fall back to a number whose entries still exist.
+    func invalidate(_ communityId: UUID) async {
+        do {
+            _ = try await redis.evaluate(
+                Self.invalidateScript, keys: [Self.generationKey(communityId)],
+                arguments: [String(2 * ttlSeconds + 60)])
+        } catch {
+            // Entries would outlive the change: say so loudly. They expire within ttlSeconds,
+            // and the database's row-level security refuses the rows meanwhile.
+            logger.error(
+                "cache invalidation failed",
+                metadata: ["communityId": .string(Self.id(communityId)), "error": .string("\(error)")])
+        }
+    }
+
+    static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+    static func prefix(_ communityId: UUID) -> String { "core:community:\(id(communityId)):" }
+    static func generationKey(_ communityId: UUID) -> String { prefix(communityId) + "generation" }
+
+    private func decode<Value: Decodable>(_ reply: RedisReply, as type: Value.Type) -> Value? {
+        guard let text = reply.string else { return nil }
+        return try? JSONCoding.decoder.decode(type, from: Data(text.utf8))
+    }
+
+    private func write(_ value: some Encodable, to key: String) async {
+        do {
+            let text = String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self)
+            try await redis.set(key, text, expiresIn: ttlSeconds)
+        } catch {
+            logger.debug("cache write failed", metadata: ["key": .string(key), "error": .string("\(error)")])
+        }
+    }
+}

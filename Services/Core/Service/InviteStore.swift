@@ -1,0 +1,220 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// Invite codes: six characters from an alphabet without look-alikes (no 0/O, 1/I/L), globally
+/// unique, optionally limited in uses and time. Admins manage them; anyone signed in who
+/// holds one may preview its community and join. Looking a code up crosses communities by
+/// nature, so those two run as the system, and only they do.
+struct InviteStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
+    static let codeLength = 6
+
+    static func generateCode() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<codeLength).map { _ in alphabet.randomElement(using: &generator) ?? "A" })
+    }
+
+    /// A code as typed (any case, spaces or dashes) in canonical form, or `nil` if it cannot be one.
+    static func normalise(_ typed: String) -> String? {
+        let code = typed.uppercased().filter { $0 != " " && $0 != "-" }
+        guard code.count == codeLength, code.allSatisfy(alphabet.contains) else { return nil }
+        return code
+    }
+
+    static let notFound = APIError.notFound("INVITE_NOT_FOUND", "No such invite code")
+
+    func create(
+        in granted: CommunityAccess.Granted, by userId: UUID, maxUses: Int?, expiresInHours: Int?,
+        request: RequestFacts
+    ) async throws -> Invite {
+        let communityId = granted.record.id
+        // 31^6 codes: a collision is rare, and then another draw settles it.
+        for _ in 0..<5 {
+            let code = Self.generateCode()
+            let id = UUID()
+            let created = try await database.transaction(userId: userId) { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO invites (id, community_id, code, created_by, max_uses, uses_remaining, expires_at)
+                    VALUES (\(id), \(communityId), \(code), \(userId), \(maxUses), \(maxUses),
+                            NOW() + make_interval(hours => \(expiresInHours)::int))
+                    ON CONFLICT (code) DO NOTHING
+                    RETURNING 1
+                    """, logger: logger)
+                var inserted = false
+                for try await _ in rows { inserted = true }
+                guard inserted else { return false }
+                try await AuditLog.record(
+                    "invite.created", userId: userId, communityId: communityId, targetType: "invite", targetId: id,
+                    metadata: ["maxUses": maxUses.map { .number(Double($0)) } ?? .null],
+                    ipAddress: request.clientAddress,
+                    on: connection, logger: logger)
+                return true
+            }
+            if created, let invite = try await invites(of: communityId, viewer: userId, id: id).first {
+                return invite.0
+            }
+        }
+        throw APIError.internalError
+    }
+
+    /// Newest first; with `id`, just that one.
+    func invites(
+        of communityId: UUID, viewer: UUID, id: UUID? = nil, after cursor: PageCursor? = nil, limit: Int = 1
+    )
+        async throws -> [(Invite, PageCursor)]
+    {
+        try await database.transaction(userId: viewer) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT id, code, created_by, max_uses, use_count, expires_at, revoked_at, created_at, NOW()
+                FROM invites
+                WHERE community_id = \(communityId) AND (\(id == nil) OR id = \(id ?? UUID()))
+                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                ORDER BY created_at DESC, id DESC
+                LIMIT \(limit)
+                """, logger: logger)
+            var page: [(Invite, PageCursor)] = []
+            for try await row in rows.decode((UUID, String, UUID, Int?, Int, Date?, Date?, Date, Date).self) {
+                let status = Invite.status(
+                    revokedAt: row.6, expiresAt: row.5, maxUses: row.3, useCount: row.4, now: row.8)
+                let invite = Invite(
+                    id: row.0, code: row.1, createdBy: row.2, maxUses: row.3, useCount: row.4, expiresAt: row.5,
+                    revokedAt: row.6, status: status, createdAt: row.7)
+                page.append((invite, PageCursor(createdAt: row.7, id: row.0)))
+            }
+            return page
+        }
+    }
+
+    func revoke(_ inviteId: UUID, in communityId: UUID, by userId: UUID, request: RequestFacts) async throws {
+        try await database.transaction(userId: userId) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE invites SET revoked_at = coalesce(revoked_at, NOW())
+                WHERE id = \(inviteId) AND community_id = \(communityId)
+                RETURNING 1
+                """, logger: logger)
+            var found = false
+            for try await _ in rows { found = true }
+            guard found else { throw Self.notFound }
+            try await AuditLog.record(
+                "invite.revoked", userId: userId, communityId: communityId, targetType: "invite", targetId: inviteId,
+                ipAddress: request.clientAddress, on: connection, logger: logger)
+        }
+    }
+
+    /// The community behind a usable code.
+    func preview(_ code: String) async throws -> InvitePreview {
+        try await database.transaction(scope: .system) { connection in
+            let invite = try await find(code, on: connection, lock: false)
+            try invite.requireActive()
+            return InvitePreview(
+                communityId: invite.communityId, name: invite.communityName, iconUrl: invite.iconUrl,
+                memberCount: invite.memberCount, expiresAt: invite.expiresAt)
+        }
+    }
+
+    struct Joined: Sendable {
+        var communityId: UUID
+        /// False when the user already was a member (nothing changed, no use spent).
+        var isNew: Bool
+    }
+
+    /// Spends one use of `code` to make `userId` a member. `expectedCommunity` is the
+    /// community in the path of `POST /communities/{id}/join`: a code of another community
+    /// is unknown there.
+    func redeem(_ code: String, expectedCommunity: UUID?, by userId: UUID, request: RequestFacts) async throws -> Joined
+    {
+        try await database.transaction(scope: .system) { connection in
+            let invite = try await find(code, on: connection, lock: true)
+            if let expectedCommunity, expectedCommunity != invite.communityId { throw Self.notFound }
+            try await MemberStore.lock(invite.communityId, on: connection, logger: logger)
+            // A member who follows a link again is simply there, whatever became of the code.
+            let member = try await connection.query(
+                """
+                SELECT 1 FROM members WHERE community_id = \(invite.communityId) AND user_id = \(userId) AND left_at IS NULL
+                """, logger: logger)
+            for try await _ in member { return Joined(communityId: invite.communityId, isNew: false) }
+            try invite.requireActive()
+            let rows = try await connection.query(
+                """
+                INSERT INTO members (community_id, user_id, role, invited_by)
+                VALUES (\(invite.communityId), \(userId), 'member', \(invite.createdBy))
+                ON CONFLICT (community_id, user_id) DO UPDATE
+                    SET left_at = NULL, removed_by = NULL, role = 'member', joined_at = NOW(),
+                        invited_by = EXCLUDED.invited_by
+                    WHERE members.left_at IS NOT NULL
+                RETURNING (SELECT display_name FROM users WHERE id = \(userId))
+                """, logger: logger)
+            var joinedAs: String?
+            for try await name in rows.decode(String.self) { joinedAs = name }
+            guard let displayName = joinedAs else { return Joined(communityId: invite.communityId, isNew: false) }
+            try await connection.query(
+                """
+                UPDATE invites SET use_count = use_count + 1, uses_remaining = uses_remaining - 1
+                WHERE id = \(invite.id)
+                """, logger: logger)
+            try await AuditLog.record(
+                "member.added", userId: userId, communityId: invite.communityId, targetType: "user", targetId: userId,
+                metadata: [
+                    "inviteId": .string(invite.id.uuidString), "invitedBy": .string(invite.createdBy.uuidString),
+                ],
+                ipAddress: request.clientAddress, on: connection, logger: logger)
+            try await Outbox.announce(
+                MemberJoined(
+                    communityId: invite.communityId, communityName: invite.communityName, userId: userId,
+                    displayName: displayName),
+                community: invite.communityId, actor: userId, request: request, on: connection, logger: logger)
+            return Joined(communityId: invite.communityId, isNew: true)
+        }
+    }
+
+    private struct Found {
+        var id: UUID
+        var communityId: UUID
+        var createdBy: UUID
+        var expiresAt: Date?
+        var status: Invite.Status
+        var communityName: String
+        var iconUrl: String?
+        var memberCount: Int
+
+        /// The reason a code cannot be used now, as the client's error.
+        func requireActive() throws {
+            switch status {
+            case .active: return
+            case .expired: throw APIError(.gone, code: "INVITE_EXPIRED", message: "This invite code has expired")
+            case .exhausted:
+                throw APIError(.gone, code: "INVITE_EXHAUSTED", message: "This invite code has been used up")
+            case .revoked: throw APIError(.gone, code: "INVITE_REVOKED", message: "This invite code was withdrawn")
+            }
+        }
+    }
+
+    /// The invite behind `code` (of a community that is not deleted), in whatever state.
+    private func find(_ code: String, on connection: PostgresConnection, lock: Bool) async throws -> Found {
+        guard let code = Self.normalise(code) else { throw Self.notFound }
+        let rows = try await connection.query(
+            """
+            SELECT i.id, i.community_id, i.created_by, i.max_uses, i.use_count, i.expires_at, i.revoked_at, NOW(),
+                   c.name, c.icon_url, c.member_count
+            FROM invites i JOIN communities c ON c.id = i.community_id
+            WHERE i.code = \(code) AND c.deleted_at IS NULL
+            \(unescaped: lock ? "FOR UPDATE OF i" : "")
+            """, logger: logger)
+        for try await row in rows.decode((UUID, UUID, UUID, Int?, Int, Date?, Date?, Date, String, String?, Int).self) {
+            return Found(
+                id: row.0, communityId: row.1, createdBy: row.2, expiresAt: row.5,
+                status: Invite.status(revokedAt: row.6, expiresAt: row.5, maxUses: row.3, useCount: row.4, now: row.7),
+                communityName: row.8, iconUrl: row.9, memberCount: row.10)
+        }
+        throw Self.notFound
+    }
+}

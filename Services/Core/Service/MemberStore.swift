@@ -1,0 +1,186 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// Membership: listing, roles, removal and leaving. A community always keeps an admin, and
+/// its creator cannot be demoted or removed by anyone else. Changes to one community's
+/// membership are serialised (an advisory lock per community), so two admins demoting each
+/// other at once cannot leave it without one.
+struct MemberStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// Oldest members first (the creator leads).
+    func members(
+        of communityId: UUID, viewer: UUID, after cursor: PageCursor?, limit: Int
+    ) async throws
+        -> [(CommunityMember, PageCursor)]
+    {
+        try await database.transaction(userId: viewer) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.columns) \(unescaped: Self.tables)
+                WHERE m.community_id = \(communityId) AND m.left_at IS NULL
+                  AND (\(cursor == nil) OR (m.joined_at, m.id) > (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                ORDER BY m.joined_at, m.id
+                LIMIT \(limit)
+                """, logger: logger)
+            var page: [(CommunityMember, PageCursor)] = []
+            for try await row in rows.decode(Row.self) { page.append(Self.decode(row)) }
+            return page
+        }
+    }
+
+    func changeRole(
+        of target: UUID, to role: MemberRole, in granted: CommunityAccess.Granted, by actor: UUID,
+        request: RequestFacts
+    ) async throws -> CommunityMember {
+        let community = granted.record
+        return try await database.transaction(userId: actor) { connection in
+            try await Self.lock(community.id, on: connection, logger: logger)
+            let current = try await member(target, of: community.id, on: connection)
+            if target == community.createdBy && actor != community.createdBy {
+                throw Self.creatorProtected
+            }
+            if current.role == role { return current }
+            if current.role == .admin, try await adminCount(community.id, on: connection) <= 1 {
+                throw Self.lastAdmin
+            }
+            try await connection.query(
+                """
+                UPDATE members SET role = \(role.rawValue)::member_role
+                WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                """, logger: logger)
+            try await AuditLog.record(
+                "member.role_changed", userId: actor, communityId: community.id, targetType: "user", targetId: target,
+                metadata: ["from": .string(current.role.rawValue), "to": .string(role.rawValue)],
+                ipAddress: request.clientAddress, on: connection, logger: logger)
+            try await Outbox.announce(
+                MemberRoleChanged(
+                    communityId: community.id, communityName: community.name, userId: target, role: role,
+                    changedBy: actor),
+                community: community.id, actor: actor, request: request, on: connection, logger: logger)
+            var changed = current
+            changed.role = role
+            return changed
+        }
+    }
+
+    func remove(
+        _ target: UUID, from granted: CommunityAccess.Granted, by actor: UUID, request: RequestFacts
+    )
+        async throws
+    {
+        let community = granted.record
+        guard target != actor else {
+            throw APIError(
+                .conflict, code: "CANNOT_REMOVE_SELF", message: "To leave a community, use its leave action")
+        }
+        try await database.transaction(userId: actor) { connection in
+            try await Self.lock(community.id, on: connection, logger: logger)
+            _ = try await member(target, of: community.id, on: connection)
+            if target == community.createdBy { throw Self.creatorProtected }
+            try await connection.query(
+                """
+                UPDATE members SET left_at = NOW(), removed_by = \(actor)
+                WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                """, logger: logger)
+            try await AuditLog.record(
+                "member.removed", userId: actor, communityId: community.id, targetType: "user", targetId: target,
+                ipAddress: request.clientAddress, on: connection, logger: logger)
+            try await Outbox.announce(
+                MemberRemoved(
+                    communityId: community.id, communityName: community.name, userId: target, removedBy: actor),
+                community: community.id, actor: actor, request: request, on: connection, logger: logger)
+        }
+    }
+
+    func leave(_ granted: CommunityAccess.Granted, user: UUID, request: RequestFacts) async throws {
+        let community = granted.record
+        try await database.transaction(userId: user) { connection in
+            try await Self.lock(community.id, on: connection, logger: logger)
+            let current = try await member(user, of: community.id, on: connection)
+            if current.role == .admin, try await adminCount(community.id, on: connection) <= 1 {
+                let others = try await memberCount(community.id, on: connection) - 1
+                throw others > 0
+                    ? Self.lastAdmin
+                    : APIError(
+                        .conflict, code: "LAST_MEMBER",
+                        message: "You are the only member; delete the community instead of leaving it")
+            }
+            try await connection.query(
+                """
+                UPDATE members SET left_at = NOW()
+                WHERE community_id = \(community.id) AND user_id = \(user) AND left_at IS NULL
+                """, logger: logger)
+            try await AuditLog.record(
+                "member.left", userId: user, communityId: community.id, targetType: "user", targetId: user,
+                ipAddress: request.clientAddress, on: connection, logger: logger)
+            try await Outbox.announce(
+                MemberLeft(
+                    communityId: community.id, communityName: community.name, userId: user,
+                    displayName: current.displayName),
+                community: community.id, actor: user, request: request, on: connection, logger: logger)
+        }
+    }
+
+    /// A member row as ``decode(_:)`` reads it (constants, written with `\(unescaped:)`).
+    static let columns = """
+        m.user_id, u.display_name, u.avatar_url, m.nickname, m.role::text, m.user_id = c.created_by, m.joined_at, m.id
+        """
+    static let tables = """
+        FROM members m JOIN users u ON u.id = m.user_id JOIN communities c ON c.id = m.community_id
+        """
+    typealias Row = (UUID, String, String?, String?, String, Bool, Date, UUID)
+
+    static func decode(_ row: Row) -> (CommunityMember, PageCursor) {
+        let member = CommunityMember(
+            userId: row.0, displayName: row.1, avatarUrl: row.2, nickname: row.3,
+            role: MemberRole(rawValue: row.4) ?? .member, isCreator: row.5, joinedAt: row.6)
+        return (member, PageCursor(createdAt: row.6, id: row.7))
+    }
+
+    static let lastAdmin = APIError(
+        .conflict, code: "LAST_ADMIN", message: "A community needs an admin; make someone else an admin first")
+    static let creatorProtected = APIError(
+        .forbidden, code: "CREATOR_PROTECTED", message: "Only the community's creator can change their own membership")
+    static let memberNotFound = APIError.notFound("MEMBER_NOT_FOUND", "No such member in this community")
+
+    /// Serialises membership changes of one community until the transaction ends.
+    static func lock(_ communityId: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        let key = "members:\(communityId.uuidString.lowercased())"
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+    }
+
+    private func member(
+        _ userId: UUID, of communityId: UUID, on connection: PostgresConnection
+    ) async throws
+        -> CommunityMember
+    {
+        let rows = try await connection.query(
+            """
+            SELECT \(unescaped: Self.columns) \(unescaped: Self.tables)
+            WHERE m.community_id = \(communityId) AND m.user_id = \(userId) AND m.left_at IS NULL
+            """, logger: logger)
+        for try await row in rows.decode(Row.self) { return Self.decode(row).0 }
+        throw Self.memberNotFound
+    }
+
+    private func adminCount(_ communityId: UUID, on connection: PostgresConnection) async throws -> Int {
+        try await count(
+            "SELECT count(*)::int FROM members WHERE community_id = \(communityId) AND left_at IS NULL AND role = 'admin'",
+            on: connection)
+    }
+
+    private func memberCount(_ communityId: UUID, on connection: PostgresConnection) async throws -> Int {
+        try await count(
+            "SELECT count(*)::int FROM members WHERE community_id = \(communityId) AND left_at IS NULL", on: connection)
+    }
+
+    private func count(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> Int {
+        for try await value in try await connection.query(query, logger: logger).decode(Int.self) { return value }
+        return 0
+    }
+}

@@ -1,0 +1,65 @@
+/// What a community member may do: the seed's permission matrix, in one place. Routes ask
+/// ``CommunityPermissions/allows(_:for:settings:)``; tests check it as a table.
+package enum CommunityAction: String, Sendable, CaseIterable {
+    case viewContent
+    case createEvent
+    case editOwnEvent
+    case editAnyEvent
+    case createPost
+    case createAnnouncement
+    case pinPost
+    case editOwnPost
+    case editAnyPost
+    case addExpense
+    case setUpDues
+    case markDuesPaid
+    case inviteMembers
+    case removeMembers
+    case changeMemberRoles
+    case editSettings
+    case viewAuditLog
+    case deleteCommunity
+    case restoreCommunity
+    case manageSubscription
+}
+
+/// The facts about one user in one community that permissions depend on.
+package struct Membership: Sendable, Equatable, Codable {
+    package var role: MemberRole
+    package var isCreator: Bool
+    /// Whether the community's creator is still one of its admins: the seed reserves deleting
+    /// the community and managing its subscription to the creator "initially", that is, for
+    /// as long as the creator stays an admin.
+    package var creatorIsAdmin: Bool
+
+    package init(role: MemberRole, isCreator: Bool, creatorIsAdmin: Bool) {
+        self.role = role
+        self.isCreator = isCreator
+        self.creatorIsAdmin = creatorIsAdmin
+    }
+}
+
+package enum CommunityPermissions {
+    /// Whether `membership` allows `action`; `nil` (not a member) allows nothing.
+    package static func allows(
+        _ action: CommunityAction, for membership: Membership?, settings: CommunitySettings
+    )
+        -> Bool
+    {
+        guard let membership else { return false }
+        let isAdmin = membership.role == .admin
+        switch action {
+        case .viewContent, .editOwnEvent, .editOwnPost, .addExpense:
+            return true
+        case .createEvent:
+            return isAdmin || settings.allowMemberEvents
+        case .createPost:
+            return isAdmin || settings.allowMemberPosts
+        case .editAnyEvent, .createAnnouncement, .pinPost, .editAnyPost, .setUpDues, .markDuesPaid, .inviteMembers,
+            .removeMembers, .changeMemberRoles, .editSettings, .viewAuditLog, .restoreCommunity:
+            return isAdmin
+        case .deleteCommunity, .manageSubscription:
+            return isAdmin && (membership.isCreator || !membership.creatorIsAdmin)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// One entity kind's changes since a sync token: rows to insert, rows to replace, ids to drop.
+package struct SyncSection<Item: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+    package var created: [Item]
+    package var updated: [Item]
+    package var deleted: [UUID]
+
+    package init(created: [Item] = [], updated: [Item] = [], deleted: [UUID] = []) {
+        self.created = created
+        self.updated = updated
+        self.deleted = deleted
+    }
+}
+
+/// `GET /communities/{id}/sync`: the seed's shape, a section per entity kind plus the token
+/// for the next call. Events, posts and transactions stay empty until those features land;
+/// their sections are part of the protocol already so clients need no change then.
+package struct CommunitySync: Codable, Sendable, Equatable {
+    /// Present when the community itself changed (or on a full sync).
+    @ExplicitNull package var community: Community?
+    package var members: SyncSection<CommunityMember>
+    package var events: SyncSection<JSONValue>
+    package var posts: SyncSection<JSONValue>
+    package var transactions: SyncSection<JSONValue>
+    package var syncToken: String
+    /// True when this is everything (no token, or one too old to continue from): replace, not merge.
+    package var full: Bool
+
+    package init(
+        community: Community?, members: SyncSection<CommunityMember>, syncToken: String, full: Bool
+    ) {
+        self.community = community
+        self.members = members
+        self.events = SyncSection()
+        self.posts = SyncSection()
+        self.transactions = SyncSection()
+        self.syncToken = syncToken
+        self.full = full
+    }
+}

@@ -1,0 +1,89 @@
+import CoreService
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+/// Row-level security, the second wall: queries that forget their `WHERE community_id`
+/// still see only the asking user's communities, and the services' role cannot take it down.
+@Suite struct TenantIsolationTests {
+    @Test func aQueryThatForgetsItsFilterStillSeesOnlyItsCommunities() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben, eve) = (
+                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
+            )
+            let tigers = try await api.community(by: ada)
+            let lions = try await api.community(by: eve)
+            try await api.join(ben, tigers, invitedBy: ada)
+            try await api.call(.post, "/api/v1/communities/\(lions.id)/invites", as: eve, json: "{}")
+
+            try await withTestDatabase { database in
+                func visible(_ sql: PostgresQuery, as user: UUID?) async throws -> [UUID] {
+                    try await database.transaction(scope: user.map { .user($0) }) { connection in
+                        var ids: [UUID] = []
+                        for try await id in try await connection.query(sql, logger: TestEnvironment.logger).decode(
+                            UUID.self)
+                        {
+                            ids.append(id)
+                        }
+                        return ids
+                    }
+                }
+                // No filter at all: exactly Ben's one community, its two members, its change log.
+                #expect(try await visible("SELECT id FROM communities", as: ben.id) == [tigers.id])
+                #expect(Set(try await visible("SELECT user_id FROM members", as: ben.id)) == [ada.id, ben.id])
+                #expect(Set(try await visible("SELECT community_id FROM change_log", as: ben.id)) == [tigers.id])
+                // Invites are for admins: Ben sees none, Eve only her own community's.
+                #expect(try await visible("SELECT community_id FROM invites", as: ben.id).isEmpty)
+                #expect(Set(try await visible("SELECT community_id FROM invites", as: eve.id)) == [lions.id])
+                // Asking for another community by id finds nothing either.
+                #expect(try await visible("SELECT id FROM communities WHERE id = \(lions.id)", as: ben.id).isEmpty)
+                // Without a user, a request's transaction sees no community's rows.
+                #expect(try await visible("SELECT id FROM communities", as: nil).isEmpty)
+                #expect(try await visible("SELECT user_id FROM members", as: nil).isEmpty)
+
+                // Writing into another community is refused by the policies as well.
+                await #expect(throws: PSQLError.self) {
+                    try await database.transaction(userId: ben.id) { connection in
+                        try await connection.query(
+                            "INSERT INTO members (community_id, user_id, role) VALUES (\(lions.id), \(ben.id), 'admin')",
+                            logger: TestEnvironment.logger)
+                    }
+                }
+                let hijack = try await database.transaction(userId: ben.id) { connection in
+                    var updated = 0
+                    for try await _ in try await connection.query(
+                        "UPDATE communities SET name = 'pwned' WHERE id = \(lions.id) RETURNING 1",
+                        logger: TestEnvironment.logger)
+                    {
+                        updated += 1
+                    }
+                    return updated
+                }
+                #expect(hijack == 0)
+            }
+        }
+    }
+
+    @Test func theServicesRoleCannotSwitchRowLevelSecurityOff() async throws {
+        try await withTestDatabase { database in
+            for statement: PostgresQuery in [
+                "ALTER TABLE members DISABLE ROW LEVEL SECURITY",
+                "DROP POLICY members_read ON members",
+                "ALTER TABLE communities NO FORCE ROW LEVEL SECURITY",
+            ] {
+                await #expect(throws: PSQLError.self, "\(statement.sql)") {
+                    try await database.client.query(statement, logger: TestEnvironment.logger)
+                }
+            }
+            // Asking for row security off does not bypass it: PostgreSQL refuses the query.
+            await #expect(throws: PSQLError.self) {
+                try await database.transaction(userId: UUID()) { connection in
+                    try await connection.query("SET LOCAL row_security = off", logger: TestEnvironment.logger)
+                    try await connection.query("SELECT count(*) FROM members", logger: TestEnvironment.logger)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Core read benchmark: the hot read path through the gateway beside pgbench running the same
+# SQL, at the same concurrency, in one run.
+#
+#   scripts/bench/core-read.sh [SECONDS] [CONNECTIONS] [ROUNDS] [MEMBERS]   (15 16 3 20)
+#
+# Starts the local stack with release builds and rate limits raised out of the way (so stop
+# yours first: make down), seeds a community of MEMBERS people, then per round:
+#   http:    wrk through nginx on 127.0.0.1:8080 as one member, alternating
+#            GET /api/v1/communities/{id} and GET /api/v1/communities/{id}/members?limit=20
+#            (token verification, rate limiting, membership check and cache in Redis, RLS on);
+#   pgbench: the SQL those two requests run when nothing is cached, as the services' role with
+#            the member's app.current_user_id (RLS on), prepared statements; one pgbench
+#            transaction is the two requests, so its rate counts twice.
+# Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+SECONDS_PER_RUN=${1:-15}
+CONNECTIONS=${2:-16}
+ROUNDS=${3:-3}
+MEMBERS=${4:-20}
+PG_BIN=/usr/lib/postgresql/15/bin
+
+if (echo >/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
+    echo "the gateway is already running: stop the stack first (make down); this benchmark starts its own" >&2
+    exit 1
+fi
+command -v wrk >/dev/null || { apt-get update -q >&2 && apt-get install -y -q wrk >&2; }
+trap './scripts/stack.sh down >/dev/null 2>&1 || true' EXIT
+CONFIGURATION=release \
+    ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000 \
+    ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_LOG_LEVEL=warning \
+    ./scripts/stack.sh up >&2
+
+eval "$(python3 scripts/bench/core_read_seed.py "$MEMBERS")"
+work=$(mktemp -d)
+cat >"$work/requests.lua" <<EOF
+local paths = {"/api/v1/communities/$COMMUNITY", "/api/v1/communities/$COMMUNITY/members?limit=20"}
+local headers = {["Authorization"] = "Bearer $TOKEN"}
+local n = 0
+request = function()
+    n = n + 1
+    return wrk.format("GET", paths[n % 2 + 1], headers)
+end
+done = function(summary, latency, requests)
+    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
+        + summary.errors.write + summary.errors.timeout
+    io.write(string.format("client=http requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
+        summary.requests / (summary.duration / 1e6), errors,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+EOF
+# The statements of CommunityAccess.fetch and MemberStore.members, each in its transaction
+# with the caller's user id, as Database.transaction(userId:) runs them.
+cat >"$work/reads.sql" <<'EOF'
+BEGIN;
+SELECT set_config('app.current_user_id', :user_id, true);
+SELECT c.id, c.name, c.description, c.icon_url, c.created_by, c.member_count, c.subscription_status::text,
+       c.settings::text, c.created_at, c.updated_at, c.deleted_at,
+       EXISTS (SELECT 1 FROM members cm WHERE cm.community_id = c.id AND cm.user_id = c.created_by
+               AND cm.left_at IS NULL AND cm.role = 'admin'),
+       m.role::text
+FROM communities c
+LEFT JOIN members m ON m.community_id = c.id AND m.user_id = :user_id::uuid AND m.left_at IS NULL
+WHERE c.id = :community;
+COMMIT;
+BEGIN;
+SELECT set_config('app.current_user_id', :user_id, true);
+SELECT m.user_id, u.display_name, u.avatar_url, m.nickname, m.role::text, m.user_id = c.created_by, m.joined_at, m.id
+FROM members m JOIN users u ON u.id = m.user_id JOIN communities c ON c.id = m.community_id
+WHERE m.community_id = :community AND m.left_at IS NULL
+ORDER BY m.joined_at, m.id
+LIMIT 21;
+COMMIT;
+EOF
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
+    "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run, $MEMBERS members"
+results="$work/results"
+for round in $(seq "$ROUNDS"); do
+    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/requests.lua" http://127.0.0.1:8080 \
+        | grep '^client=' | tee -a "$results"
+    PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M prepared \
+        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
+        -f "$work/reads.sql" orbitcove 2>/dev/null \
+        | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
+            END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps * 2, failed }' | tee -a "$results"
+done
+
+python3 - "$results" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    fields = dict(re.findall(r"(\w+)=(\S+)", line))
+    runs.setdefault(fields["client"], []).append(fields)
+print("\n| client | median requests/s | http p50 ms | http p99 ms | errors | runs |")
+print("|---|---|---|---|---|---|")
+medians = {}
+for client, rows in runs.items():
+    rate = statistics.median(float(r["requests_per_s"]) for r in rows)
+    medians[client] = rate
+    p50 = statistics.median(float(r.get("p50_ms", "nan")) for r in rows)
+    p99 = statistics.median(float(r.get("p99_ms", "nan")) for r in rows)
+    errors = sum(int(r["errors"]) for r in rows)
+    print(f"| {client} | {rate:.0f} | {p50:.2f} | {p99:.2f} | {errors} | {len(rows)} |")
+if "pgbench" in medians and "http" in medians:
+    print(f"\nhttp / pgbench rate: {medians['http'] / medians['pgbench']:.2f}")
+PY
+rm -rf "$work"
