@@ -159,3 +159,25 @@ import Testing
         }
     }
 }
+
+/// Verified tokens are remembered only until they expire, and the memory stays bounded.
+@Suite struct VerifiedTokensTests {
+    @Test func aRememberedTokenCountsOnlyUntilItExpires() {
+        let tokens = VerifiedTokens()
+        let (user, now) = (UUID(), Date())
+        tokens.remember("a.b.c", userId: user, until: now.addingTimeInterval(60))
+        #expect(tokens.userId(for: "a.b.c", at: now) == user)
+        #expect(tokens.userId(for: "a.b.d", at: now) == nil)
+        #expect(tokens.userId(for: "a.b.c", at: now.addingTimeInterval(61)) == nil)
+        // Gone for good: asking at an earlier time again finds nothing.
+        #expect(tokens.userId(for: "a.b.c", at: now) == nil)
+    }
+
+    @Test func itNeverHoldsMoreThanItsCapacity() {
+        let tokens = VerifiedTokens()
+        let later = Date().addingTimeInterval(600)
+        for index in 0...VerifiedTokens.capacity { tokens.remember("token-\(index)", userId: UUID(), until: later) }
+        #expect(tokens.userId(for: "token-0", at: Date()) == nil)
+        #expect(tokens.userId(for: "token-\(VerifiedTokens.capacity)", at: Date()) != nil)
+    }
+}

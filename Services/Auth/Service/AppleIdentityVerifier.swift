@@ -75,7 +75,7 @@ package struct AppleIdentityVerifier: Sendable {
         guard !audiences.isDisjoint(with: claims.aud.value) else { throw .wrongAudience }
         guard claims.exp.value.addingTimeInterval(Self.leeway) >= now else { throw .expired }
         guard claims.iat.value.addingTimeInterval(-Self.leeway) <= now else { throw .issuedInTheFuture }
-        let expectedNonce = SHA256.hash(data: Data(rawNonce.utf8)).map { String(format: "%02x", $0) }.joined()
+        let expectedNonce = SHA256.hexDigest(of: rawNonce)
         guard let nonce = claims.nonce, Self.constantTimeEqual(nonce, expectedNonce) else { throw .nonceMismatch }
         return AppleIdentity(subject: claims.sub.value, email: claims.email)
     }

@@ -26,7 +26,7 @@ package struct RefreshTokens: Sendable {
     }
 
     package static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hexDigest(of: token)
     }
 
     static func generate() -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import Logging
+import Synchronization
 
 /// Verifies access tokens statelessly against the auth service's published ES256 keys
 /// (fetched from its JWKS and cached; see ``JWKSKeyCache``).
@@ -10,6 +11,7 @@ package struct AccessTokenVerifier: Sendable {
     private let keys: JWKSKeyCache
     private let issuer: String
     private let audience: String
+    private let verified = VerifiedTokens()
 
     package typealias KeySource = JWKSKeyCache.Source
 
@@ -25,6 +27,7 @@ package struct AccessTokenVerifier: Sendable {
 
     /// The user id of a valid token.
     package func verify(_ token: String) async throws(AccessTokenError) -> UUID {
+        if let userId = verified.userId(for: token, at: Date()) { return userId }
         let header = try TokenHeader(token: token)
         guard header.alg == "ES256" else { throw .unsupportedAlgorithm }
         guard let kid = header.kid else { throw .unknownKey }
@@ -47,6 +50,41 @@ package struct AccessTokenVerifier: Sendable {
         guard claims.iss.value == issuer else { throw .wrongIssuer }
         guard claims.aud.value.contains(audience) else { throw .wrongAudience }
         guard let userId = UUID(uuidString: claims.sub.value) else { throw .malformed }
+        verified.remember(token, userId: userId, until: claims.exp.value)
         return userId
+    }
+}
+
+/// Tokens this process verified, until they expire. A client sends the same access token with
+/// every request of its 15 minutes, and checking its ES256 signature each time was a visible
+/// cost. A token is immutable and carries its own expiry, so remembering the outcome changes
+/// nothing a client could observe, except that a key withdrawn from the JWKS stops accepting
+/// tokens only as they expire (they live 15 minutes). Bounded: when full, it starts afresh.
+package final class VerifiedTokens: Sendable {
+    package static let capacity = 10_000
+    private let entries = Mutex<[String: (userId: UUID, expiresAt: Date)]>([:])
+
+    package init() {}
+
+    package func userId(for token: String, at now: Date) -> UUID? {
+        entries.withLock { entries in
+            guard let entry = entries[token] else { return nil }
+            guard entry.expiresAt > now else {
+                entries[token] = nil
+                return nil
+            }
+            return entry.userId
+        }
+    }
+
+    package func remember(_ token: String, userId: UUID, until expiresAt: Date) {
+        entries.withLock { entries in
+            if entries.count >= Self.capacity {
+                let now = Date()
+                entries = entries.filter { $0.value.expiresAt > now }
+                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            }
+            entries[token] = (userId, expiresAt)
+        }
     }
 }

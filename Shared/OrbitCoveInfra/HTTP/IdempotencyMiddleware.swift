@@ -39,7 +39,7 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         var hasher = SHA256()
         hasher.update(data: Data("\(request.method.rawValue) \(request.uri.path)\n".utf8))
         hasher.update(data: Data(buffer: body))
-        let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let hash = hasher.finalize().lowerHex
 
         if let earlier = try await claim(key: key, userId: userId, hash: hash) {
             return try earlier.response()

@@ -32,6 +32,6 @@ package enum TraceContext {
     }
 
     private static func randomHex(bytes: Int) -> String {
-        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined()
+        (0..<bytes).map { _ in UInt8.random(in: .min ... .max) }.lowerHex
     }
 }

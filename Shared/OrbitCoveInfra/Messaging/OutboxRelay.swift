@@ -117,14 +117,25 @@ package final class OutboxRelay: Service, Sendable {
         do {
             confirmed = try await publisher.publish(messages)
         } catch {
-            try await release(rows.map(\.id), error: "\(error)")
+            let ids = rows.map(\.id)
+            try await Self.completing { try await self.release(ids, error: "\(error)") }
             throw error
         }
-        try await markPublished(Array(confirmed))
         let refused = rows.map(\.id).filter { !confirmed.contains($0) }
-        if !refused.isEmpty { try await release(refused, error: "not confirmed by the broker") }
+        try await Self.completing {
+            try await self.markPublished(Array(confirmed))
+            if !refused.isEmpty { try await self.release(refused, error: "not confirmed by the broker") }
+        }
         published.increment(by: confirmed.count)
         return rows.count
+    }
+
+    /// Runs `work` to the end even while the relay is being stopped (its task cancelled): a
+    /// claim left neither released nor marked published would hold its rows, and every later
+    /// message of their communities, for the rest of the lease. An unstructured task does not
+    /// inherit the cancellation.
+    private static func completing(_ work: @escaping @Sendable () async throws -> Void) async throws {
+        try await Task { try await work() }.value
     }
 
     private struct Row {

@@ -11,7 +11,7 @@ package struct Migration: Sendable, Equatable {
 
     /// SHA-256 of the file's bytes: an applied migration whose file changed is refused.
     package var checksum: String {
-        SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hexDigest(of: sql)
     }
 
     package init(version: Int, name: String, sql: String) {

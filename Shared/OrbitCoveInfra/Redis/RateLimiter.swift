@@ -67,7 +67,7 @@ package struct RateLimiter: Sendable {
 
     /// Spends one request of `limit` for `client` (an IP address, an account id, ...).
     package func check(_ limit: RateLimit, client: String) async -> Decision {
-        let digest = SHA256.hash(data: Data(client.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256.hash(data: Data(client.utf8)).prefix(12).lowerHex
         do {
             let reply = try await redis.evaluate(
                 Self.script, keys: ["ratelimit:\(limit.name):\(digest)"],

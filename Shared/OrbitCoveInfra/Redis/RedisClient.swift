@@ -12,7 +12,7 @@ package struct RedisScript: Sendable {
 
     package init(_ source: String) {
         self.source = source
-        self.sha1 = Insecure.SHA1.hash(data: Data(source.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.sha1 = Insecure.SHA1.hash(data: Data(source.utf8)).lowerHex
     }
 }
 

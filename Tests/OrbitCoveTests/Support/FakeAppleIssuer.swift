@@ -42,7 +42,7 @@ struct FakeAppleIssuer: Sendable {
 
     /// SHA-256 of the raw nonce, hex, as Apple puts it in the token.
     static func hashedNonce(_ raw: String) -> String {
-        SHA256.hash(data: Data(raw.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hexDigest(of: raw)
     }
 
     func identityToken(
