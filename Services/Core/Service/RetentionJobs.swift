@@ -82,6 +82,10 @@ struct RetentionJobs: Service {
             for (communityId, role) in communities {
                 try await MemberStore.lock(communityId, on: connection, logger: logger)
                 if role == "admin" { try await keepAnAdmin(communityId, leaving: userId, on: connection) }
+                // Each community's admins see the member go in their own audit log.
+                try await AuditLog.record(
+                    "member.account_deleted", userId: userId, communityId: communityId, targetType: "user",
+                    targetId: userId, ipAddress: nil, on: connection, logger: logger)
             }
             try await connection.query(
                 "UPDATE members SET left_at = NOW() WHERE user_id = \(userId) AND left_at IS NULL", logger: logger)
