@@ -58,7 +58,8 @@ import Testing
             // Ben inherits the community as its admin; Ada's token no longer finds an account.
             let community = try await api.call(.get, "/api/v1/communities/\(shared.id)", as: ben).data(Community.self)
             #expect(community.role == .admin && community.memberCount == 1)
-            let audit = try await api.call(.get, "/api/v1/communities/\(shared.id)/audit", as: ben).page(AuditEntry.self)
+            let audit = try await api.call(.get, "/api/v1/communities/\(shared.id)/audit", as: ben).page(
+                AuditEntry.self)
             #expect(audit.items.prefix(2).map(\.action).sorted() == ["member.account_deleted", "member.role_changed"])
             #expect(try await api.call(.get, "/api/v1/me", as: ada).errorCode == "USER_NOT_FOUND")
             #expect(try await api.call(.get, "/api/v1/communities/\(shared.id)", as: ada).status == .notFound)
