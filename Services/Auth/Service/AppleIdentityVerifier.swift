@@ -53,23 +53,17 @@ package struct AppleIdentityVerifier: Sendable {
     ) async throws(AppleIdentityError)
         -> AppleIdentity
     {
-        let header: TokenHeader
-        do { header = try TokenHeader(token: token) } catch { throw .malformed }
-        guard header.alg == "RS256" else { throw .unsupportedAlgorithm }
-        guard let kid = header.kid else { throw .unknownKey }
-        let collection: JWTKeyCollection
-        do {
-            collection = try await keys.keys(including: kid)
-        } catch .unknownKey {
-            throw .unknownKey
-        } catch {
-            throw .keysUnavailable
-        }
         let claims: AppleIdentityClaims
         do {
-            claims = try await collection.verify(token, as: AppleIdentityClaims.self)
+            claims = try await keys.verify(token, as: AppleIdentityClaims.self, algorithm: "RS256")
         } catch {
-            throw .badSignature
+            switch error {
+            case .malformed: throw .malformed
+            case .unsupportedAlgorithm: throw .unsupportedAlgorithm
+            case .unknownKey: throw .unknownKey
+            case .keysUnavailable: throw .keysUnavailable
+            case .badSignature, .payload: throw .badSignature
+            }
         }
         guard claims.iss.value == Self.issuer else { throw .wrongIssuer }
         guard !audiences.isDisjoint(with: claims.aud.value) else { throw .wrongAudience }

@@ -28,24 +28,18 @@ package struct AccessTokenVerifier: Sendable {
     /// The user id of a valid token.
     package func verify(_ token: String) async throws(AccessTokenError) -> UUID {
         if let userId = verified.userId(for: token, at: Date()) { return userId }
-        let header = try TokenHeader(token: token)
-        guard header.alg == "ES256" else { throw .unsupportedAlgorithm }
-        guard let kid = header.kid else { throw .unknownKey }
-        let collection: JWTKeyCollection
-        do {
-            collection = try await keys.keys(including: kid)
-        } catch .unknownKey {
-            throw .unknownKey
-        } catch {
-            throw .keysUnavailable
-        }
         let claims: AccessTokenClaims
         do {
-            claims = try await collection.verify(token, as: AccessTokenClaims.self)
-        } catch let error as AccessTokenError {
-            throw error
+            claims = try await keys.verify(token, as: AccessTokenClaims.self, algorithm: "ES256")
         } catch {
-            throw .badSignature
+            switch error {
+            case .malformed: throw .malformed
+            case .unsupportedAlgorithm: throw .unsupportedAlgorithm
+            case .unknownKey: throw .unknownKey
+            case .keysUnavailable: throw .keysUnavailable
+            case .badSignature: throw .badSignature
+            case .payload(let refusal): throw refusal as? AccessTokenError ?? .badSignature
+            }
         }
         guard claims.iss.value == issuer else { throw .wrongIssuer }
         guard claims.aud.value.contains(audience) else { throw .wrongAudience }

@@ -84,3 +84,42 @@ package actor JWKSKeyCache {
         knownKids = kids
     }
 }
+
+/// Why a token failed the checks every JWKS-verified token goes through.
+package enum SignedTokenError: Error {
+    case malformed
+    case unsupportedAlgorithm
+    case unknownKey
+    case keysUnavailable
+    case badSignature
+    /// The signature held, but the payload's own checks refused it (an expiry, say).
+    case payload(any Error)
+}
+
+extension JWKSKeyCache {
+    /// The payload of `token`, once its header names `algorithm` and a `kid` of this key set
+    /// and its signature verifies. Runs outside the actor, so verifications do not queue.
+    package nonisolated func verify<Payload: JWTPayload>(
+        _ token: String, as payload: Payload.Type, algorithm: String
+    ) async throws(SignedTokenError) -> Payload {
+        let header: TokenHeader
+        do { header = try TokenHeader(token: token) } catch { throw .malformed }
+        guard header.alg == algorithm else { throw .unsupportedAlgorithm }
+        guard let kid = header.kid else { throw .unknownKey }
+        let collection: JWTKeyCollection
+        do {
+            collection = try await keys(including: kid)
+        } catch .unknownKey {
+            throw .unknownKey
+        } catch {
+            throw .keysUnavailable
+        }
+        do {
+            return try await collection.verify(token, as: Payload.self)
+        } catch is JWTError {
+            throw .badSignature
+        } catch {
+            throw .payload(error)
+        }
+    }
+}
