@@ -1,4 +1,5 @@
 import CoreService
+import Crypto
 import Foundation
 import HTTPTypes
 import OrbitCoveInfra
@@ -389,6 +390,27 @@ import Testing
             let invalidAgain = try await api.call(
                 .post, "/api/v1/communities", as: ada, json: #"{"name":""}"#, headers: invalidKey)
             #expect(invalid.status == .badRequest && invalidAgain.body == invalid.body)
+            // A request still running holds its key; one that died two minutes ago does not.
+            let running = UUID().uuidString
+            let abandoned = UUID().uuidString
+            let other = #"{"name":"Later"}"#
+            try await withTestDatabase { database in
+                try await database.transaction(userId: ada.id) { connection in
+                    let hash = SHA256.hexDigest(of: "POST /api/v1/communities\n" + other)
+                    try await connection.query(
+                        """
+                        INSERT INTO idempotency_keys (user_id, key, request_hash, created_at) VALUES
+                            (\(ada.id), \(running), \(hash), NOW()),
+                            (\(ada.id), \(abandoned), \(hash), NOW() - INTERVAL '3 minutes')
+                        """, logger: TestEnvironment.logger)
+                }
+            }
+            let busy = try await api.call(
+                .post, "/api/v1/communities", as: ada, json: other, headers: [.idempotencyKey: running])
+            #expect(busy.status == .conflict && busy.errorCode == "IDEMPOTENCY_IN_PROGRESS")
+            let takenOver = try await api.call(
+                .post, "/api/v1/communities", as: ada, json: other, headers: [.idempotencyKey: abandoned])
+            #expect(takenOver.status == .created)
             // Keys are per user.
             let ben = try await api.signIn("Ben")
             let bens = try await api.call(.post, "/api/v1/communities", as: ben, json: body, headers: key)

@@ -10,8 +10,9 @@ import PostgresNIO
 /// a day; a retry with the same key and body gets that response again (with
 /// `Idempotent-Replayed: true`) instead of a second effect; the same key with another body is
 /// `422 IDEMPOTENCY_KEY_REUSED`, and a retry while the first is still running is
-/// `409 IDEMPOTENCY_IN_PROGRESS`. Server errors and rate limiting are not kept, so the client
-/// can try again. Keys belong to the signed-in user; anonymous POSTs pass untouched.
+/// `409 IDEMPOTENCY_IN_PROGRESS` (for up to two minutes: after that the first is taken to
+/// have died, and the retry runs). Server errors and rate limiting are not kept, so the
+/// client can try again. Keys belong to the signed-in user; anonymous POSTs pass untouched.
 package struct IdempotencyMiddleware: RouterMiddleware {
     package typealias Context = AppRequestContext
 
@@ -68,16 +69,29 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             for try await _ in inserted { return nil }
             let rows = try await connection.query(
                 """
-                SELECT request_hash, status_code, content_type, location, body FROM idempotency_keys
+                SELECT request_hash, status_code, content_type, location, body,
+                       created_at < NOW() - INTERVAL '2 minutes'
+                FROM idempotency_keys
                 WHERE user_id = \(userId) AND key = \(key)
+                FOR UPDATE
                 """, logger: logger)
-            for try await (storedHash, status, contentType, location, body) in rows.decode(
-                (String, Int?, String?, String?, ByteBuffer?).self)
+            for try await (storedHash, status, contentType, location, body, abandoned) in rows.decode(
+                (String, Int?, String?, String?, ByteBuffer?, Bool).self)
             {
                 guard storedHash == hash else {
                     throw APIError(
                         .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
                         message: "This Idempotency-Key was used with a different request")
+                }
+                if status == nil, abandoned {
+                    // The request that took the key never finished (its process died, say):
+                    // this one takes over rather than the client being refused for a day.
+                    try await connection.query(
+                        """
+                        UPDATE idempotency_keys SET request_hash = \(hash), created_at = NOW()
+                        WHERE user_id = \(userId) AND key = \(key)
+                        """, logger: logger)
+                    return nil
                 }
                 guard let status else {
                     throw APIError(
