@@ -207,6 +207,13 @@ final class AMQPConnection {
         return nil
     }
 
+    /// Whether rabbitmq-c holds received bytes or frames not yet handed out: then a delivery
+    /// may be ready without the socket becoming readable again.
+    var hasBufferedInput: Bool { amqp_data_in_buffer(state) != 0 || amqp_frames_enqueued(state) != 0 }
+
+    /// The connection's socket, for waiting on it next to other descriptors.
+    var socketDescriptor: Int32 { amqp_get_sockfd(state) }
+
     func ack(_ tag: UInt64) throws {
         let status = amqp_basic_ack(state, Self.channel, tag, 0)
         guard status == AMQP_STATUS_OK.rawValue else {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Logging
 import NIOPosix
 import ServiceLifecycle
@@ -119,6 +120,9 @@ package final class AMQPConsumer: Service, Sendable {
         control: ConsumerControl, generation: Int, sink: AsyncStream<IncomingMessage>.Continuation, logger: Logger
     ) throws {
         let connection = try AMQPConnection(settings: settings)
+        let wake = try WakePipe()
+        control.attach(wake)
+        defer { control.detach() }
         do {
             try connection.declare(topology)
             try connection.startConsuming(queue: queue, prefetch: prefetch, consumerTag: settings.connectionName)
@@ -141,10 +145,14 @@ package final class AMQPConsumer: Service, Sendable {
                     Thread.sleep(forTimeInterval: 0.01)
                     continue
                 }
-                // Acks are sent from this loop, so its wait bounds how late they go out. With the
-                // prefetch window full no delivery can end the wait early, so it is kept short.
-                let wait: Duration = control.outstanding >= prefetch ? .milliseconds(1) : .milliseconds(20)
-                if let delivery = try connection.nextDelivery(timeout: wait) {
+                // Acks are sent from this loop, so it must not sleep through a finished handler:
+                // it waits on the socket and on the wake pipe, which every settlement writes to.
+                // (With the prefetch window full the broker sends nothing until an ack goes out.)
+                if !connection.hasBufferedInput {
+                    wake.wait(alongside: connection.socketDescriptor, timeout: .milliseconds(20))
+                }
+                // Without a timeout this only takes what is there (and keeps heartbeats going).
+                if let delivery = try connection.nextDelivery(timeout: .zero) {
                     control.received()
                     sink.yield(delivery)
                 }
@@ -169,6 +177,7 @@ private final class ConsumerControl: Sendable {
         var generation = 0
         var outstanding = 0
         var settlements: [Settlement] = []
+        var wake: WakePipe?
     }
 
     private let state = Mutex(State())
@@ -176,7 +185,23 @@ private final class ConsumerControl: Sendable {
     var isStopping: Bool { state.withLock { $0.stopping } }
     var outstanding: Int { state.withLock { $0.outstanding } }
 
-    func stop() { state.withLock { $0.stopping = true } }
+    func stop() {
+        state.withLock {
+            $0.stopping = true
+            $0.wake?.signal()
+        }
+    }
+
+    /// The consumer thread's wake pipe, signalled (under the lock, so never after `detach`
+    /// closed it) whenever there is something for the thread to send.
+    func attach(_ wake: WakePipe) { state.withLock { $0.wake = wake } }
+
+    func detach() {
+        state.withLock {
+            $0.wake?.close()
+            $0.wake = nil
+        }
+    }
 
     /// A new connection: tags of the old one are meaningless now, and its unacked deliveries
     /// are already back in the queue.
@@ -197,6 +222,7 @@ private final class ConsumerControl: Sendable {
         state.withLock {
             guard $0.generation == generation else { return }
             $0.settlements.append(Settlement(tag: tag, outcome: outcome, generation: generation))
+            $0.wake?.signal()
         }
     }
 
@@ -207,6 +233,45 @@ private final class ConsumerControl: Sendable {
             $0.outstanding -= taken.count
             return taken
         }
+    }
+}
+
+/// A pipe the consumer's thread waits on next to its socket, so another thread can end the
+/// wait at once. Its descriptors are only touched under ``ConsumerControl``'s lock or by the
+/// thread that owns it, until ``close()``.
+final class WakePipe: @unchecked Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+
+    init() throws {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw AMQPError.library("cannot create a wake pipe", during: "consume") }
+        (readEnd, writeEnd) = (ends[0], ends[1])
+        for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
+    }
+
+    /// Ends a current or the next wait. A full pipe is already signalled enough.
+    func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// Waits until `descriptor` is readable, the pipe is signalled, or `timeout` passes; then
+    /// empties the pipe.
+    func wait(alongside descriptor: Int32, timeout: Duration) {
+        var watched = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        let millis = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        _ = poll(&watched, 2, millis)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(readEnd, &buffer, buffer.count) > 0 {}
+    }
+
+    func close() {
+        _ = Glibc.close(readEnd)
+        _ = Glibc.close(writeEnd)
     }
 }
 
