@@ -64,16 +64,6 @@ import Testing
     }
 }
 
-private struct DataOnly<Payload: Decodable>: Decodable { var data: Payload }
-
-func decodeData<Payload: Decodable>(_ type: Payload.Type, _ response: TestResponse) throws -> Payload {
-    try JSONCoding.decoder.decode(DataOnly<Payload>.self, from: Data(buffer: response.body)).data
-}
-
-func decodeError(_ response: TestResponse) throws -> ErrorEnvelope {
-    try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
-}
-
 private func outboxMessageId(for communityId: UUID, in database: Database) async throws -> UUID {
     let rows = try await database.client.query(
         "SELECT id FROM outbox WHERE community_id = \(communityId) AND message_type = 'community.created'",

@@ -88,23 +88,5 @@ for round in $(seq "$ROUNDS"); do
             END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps * 2, failed }' | tee -a "$results"
 done
 
-python3 - "$results" <<'PY'
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    fields = dict(re.findall(r"(\w+)=(\S+)", line))
-    runs.setdefault(fields["client"], []).append(fields)
-print("\n| client | median requests/s | http p50 ms | http p99 ms | errors | runs |")
-print("|---|---|---|---|---|---|")
-medians = {}
-for client, rows in runs.items():
-    rate = statistics.median(float(r["requests_per_s"]) for r in rows)
-    medians[client] = rate
-    p50 = statistics.median(float(r.get("p50_ms", "nan")) for r in rows)
-    p99 = statistics.median(float(r.get("p99_ms", "nan")) for r in rows)
-    errors = sum(int(r["errors"]) for r in rows)
-    print(f"| {client} | {rate:.0f} | {p50:.2f} | {p99:.2f} | {errors} | {len(rows)} |")
-if "pgbench" in medians and "http" in medians:
-    print(f"\nhttp / pgbench rate: {medians['http'] / medians['pgbench']:.2f}")
-PY
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
 rm -rf "$work"

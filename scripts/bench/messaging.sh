@@ -39,25 +39,5 @@ for round in $(seq "$ROUNDS"); do
         --amqp-url "$AMQP_URL" --database-url "$DATABASE_URL" | tee -a "$results"
 done
 
-python3 - "$results" <<'PY'
-import re, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    fields = dict(re.findall(r"(\w+)=(\S+)", line))
-    runs.setdefault(fields["client"], []).append(fields)
-print("\n| client | median msg/s | median p50 ms | median p99 ms | runs |")
-print("|---|---|---|---|---|")
-medians = {}
-for client, rows in runs.items():
-    throughput = statistics.median(float(r["throughput"]) for r in rows)
-    medians[client] = throughput
-    p50 = statistics.median(float(r["p50_ms"]) for r in rows)
-    p99 = statistics.median(float(r["p99_ms"]) for r in rows)
-    print(f"| {client} | {throughput:.0f} | {p50:.1f} | {p99:.1f} | {len(rows)} |")
-reference = medians.get("c-reference")
-if reference:
-    for client in ("swift-amqp", "swift-outbox"):
-        if client in medians:
-            print(f"\n{client} / c-reference throughput: {medians[client] / reference:.2f}")
-PY
+python3 scripts/bench/summarise.py "$results" --rate throughput --unit msg/s --reference c-reference
 rm -f "$results"

@@ -87,14 +87,12 @@ package struct CommunityStore: Sendable {
                 throw APIError.internalError
             }
             if !changes.fields.isEmpty {
-                try await AuditLog.record(
-                    "community.settings_changed", userId: userId, communityId: id, targetType: "community",
-                    targetId: id,
-                    metadata: ["fields": .array(changes.fields.map { .string($0) })], ipAddress: request.clientAddress,
+                try await request.recordChange(
+                    "community.settings_changed", by: userId, in: id, target: ("community", id),
+                    metadata: ["fields": .array(changes.fields.map { .string($0) })],
+                    announcing: CommunityUpdated(
+                        communityId: id, name: record.name, changes: changes.fields, updatedBy: userId),
                     on: connection, logger: logger)
-                try await Outbox.announce(
-                    CommunityUpdated(communityId: id, name: record.name, changes: changes.fields, updatedBy: userId),
-                    community: id, actor: userId, request: request, on: connection, logger: logger)
             }
             return record.community(role: granted.membership.role)
         }
@@ -107,12 +105,11 @@ package struct CommunityStore: Sendable {
             try await connection.query(
                 "UPDATE communities SET deleted_at = NOW(), deleted_by = \(userId) WHERE id = \(id) AND deleted_at IS NULL",
                 logger: logger)
-            try await AuditLog.record(
-                "community.deleted", userId: userId, communityId: id, targetType: "community", targetId: id,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
-            try await Outbox.announce(
-                CommunityUpdated(communityId: id, name: granted.record.name, changes: ["deleted"], updatedBy: userId),
-                community: id, actor: userId, request: request, on: connection, logger: logger)
+            try await request.recordChange(
+                "community.deleted", by: userId, in: id, target: ("community", id),
+                announcing: CommunityUpdated(
+                    communityId: id, name: granted.record.name, changes: ["deleted"], updatedBy: userId),
+                on: connection, logger: logger)
         }
     }
 
@@ -132,12 +129,11 @@ package struct CommunityStore: Sendable {
                     .gone, code: "COMMUNITY_NOT_RESTORABLE",
                     message: "This community was deleted more than 30 days ago, or is not deleted")
             }
-            try await AuditLog.record(
-                "community.restored", userId: userId, communityId: id, targetType: "community", targetId: id,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
-            try await Outbox.announce(
-                CommunityUpdated(communityId: id, name: granted.record.name, changes: ["restored"], updatedBy: userId),
-                community: id, actor: userId, request: request, on: connection, logger: logger)
+            try await request.recordChange(
+                "community.restored", by: userId, in: id, target: ("community", id),
+                announcing: CommunityUpdated(
+                    communityId: id, name: granted.record.name, changes: ["restored"], updatedBy: userId),
+                on: connection, logger: logger)
             guard let record = try await Self.record(id, on: connection, logger: logger) else {
                 throw APIError.internalError
             }

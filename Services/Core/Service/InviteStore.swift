@@ -161,17 +161,15 @@ struct InviteStore: Sendable {
                 UPDATE invites SET use_count = use_count + 1, uses_remaining = uses_remaining - 1
                 WHERE id = \(invite.id)
                 """, logger: logger)
-            try await AuditLog.record(
-                "member.added", userId: userId, communityId: invite.communityId, targetType: "user", targetId: userId,
+            try await request.recordChange(
+                "member.added", by: userId, in: invite.communityId, target: ("user", userId),
                 metadata: [
                     "inviteId": .string(invite.id.uuidString), "invitedBy": .string(invite.createdBy.uuidString),
                 ],
-                ipAddress: request.clientAddress, on: connection, logger: logger)
-            try await Outbox.announce(
-                MemberJoined(
+                announcing: MemberJoined(
                     communityId: invite.communityId, communityName: invite.communityName, userId: userId,
                     displayName: displayName),
-                community: invite.communityId, actor: userId, request: request, on: connection, logger: logger)
+                on: connection, logger: logger)
             return Joined(communityId: invite.communityId, isNew: true)
         }
     }

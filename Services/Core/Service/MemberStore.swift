@@ -45,7 +45,7 @@ struct MemberStore: Sendable {
                 throw Self.creatorProtected
             }
             if current.role == role { return current }
-            if current.role == .admin, try await adminCount(community.id, on: connection) <= 1 {
+            if current.role == .admin, try await counts(community.id, on: connection).admins <= 1 {
                 throw Self.lastAdmin
             }
             try await connection.query(
@@ -53,15 +53,13 @@ struct MemberStore: Sendable {
                 UPDATE members SET role = \(role.rawValue)::member_role
                 WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
                 """, logger: logger)
-            try await AuditLog.record(
-                "member.role_changed", userId: actor, communityId: community.id, targetType: "user", targetId: target,
+            try await request.recordChange(
+                "member.role_changed", by: actor, in: community.id, target: ("user", target),
                 metadata: ["from": .string(current.role.rawValue), "to": .string(role.rawValue)],
-                ipAddress: request.clientAddress, on: connection, logger: logger)
-            try await Outbox.announce(
-                MemberRoleChanged(
+                announcing: MemberRoleChanged(
                     communityId: community.id, communityName: community.name, userId: target, role: role,
                     changedBy: actor),
-                community: community.id, actor: actor, request: request, on: connection, logger: logger)
+                on: connection, logger: logger)
             var changed = current
             changed.role = role
             return changed
@@ -87,13 +85,11 @@ struct MemberStore: Sendable {
                 UPDATE members SET left_at = NOW(), removed_by = \(actor)
                 WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
                 """, logger: logger)
-            try await AuditLog.record(
-                "member.removed", userId: actor, communityId: community.id, targetType: "user", targetId: target,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
-            try await Outbox.announce(
-                MemberRemoved(
+            try await request.recordChange(
+                "member.removed", by: actor, in: community.id, target: ("user", target),
+                announcing: MemberRemoved(
                     communityId: community.id, communityName: community.name, userId: target, removedBy: actor),
-                community: community.id, actor: actor, request: request, on: connection, logger: logger)
+                on: connection, logger: logger)
         }
     }
 
@@ -102,27 +98,27 @@ struct MemberStore: Sendable {
         try await database.transaction(userId: user) { connection in
             try await Self.lock(community.id, on: connection, logger: logger)
             let current = try await member(user, of: community.id, on: connection)
-            if current.role == .admin, try await adminCount(community.id, on: connection) <= 1 {
-                let others = try await memberCount(community.id, on: connection) - 1
-                throw others > 0
-                    ? Self.lastAdmin
-                    : APIError(
-                        .conflict, code: "LAST_MEMBER",
-                        message: "You are the only member; delete the community instead of leaving it")
+            if current.role == .admin {
+                let (admins, members) = try await counts(community.id, on: connection)
+                if admins <= 1 {
+                    throw members > 1
+                        ? Self.lastAdmin
+                        : APIError(
+                            .conflict, code: "LAST_MEMBER",
+                            message: "You are the only member; delete the community instead of leaving it")
+                }
             }
             try await connection.query(
                 """
                 UPDATE members SET left_at = NOW()
                 WHERE community_id = \(community.id) AND user_id = \(user) AND left_at IS NULL
                 """, logger: logger)
-            try await AuditLog.record(
-                "member.left", userId: user, communityId: community.id, targetType: "user", targetId: user,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
-            try await Outbox.announce(
-                MemberLeft(
+            try await request.recordChange(
+                "member.left", by: user, in: community.id, target: ("user", user),
+                announcing: MemberLeft(
                     communityId: community.id, communityName: community.name, userId: user,
                     displayName: current.displayName),
-                community: community.id, actor: user, request: request, on: connection, logger: logger)
+                on: connection, logger: logger)
         }
     }
 
@@ -168,19 +164,18 @@ struct MemberStore: Sendable {
         throw Self.memberNotFound
     }
 
-    private func adminCount(_ communityId: UUID, on connection: PostgresConnection) async throws -> Int {
-        try await count(
-            "SELECT count(*)::int FROM members WHERE community_id = \(communityId) AND left_at IS NULL AND role = 'admin'",
-            on: connection)
-    }
-
-    private func memberCount(_ communityId: UUID, on connection: PostgresConnection) async throws -> Int {
-        try await count(
-            "SELECT count(*)::int FROM members WHERE community_id = \(communityId) AND left_at IS NULL", on: connection)
-    }
-
-    private func count(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> Int {
-        for try await value in try await connection.query(query, logger: logger).decode(Int.self) { return value }
-        return 0
+    /// How many admins and members the community has now.
+    private func counts(
+        _ communityId: UUID, on connection: PostgresConnection
+    ) async throws
+        -> (admins: Int, members: Int)
+    {
+        let rows = try await connection.query(
+            """
+            SELECT count(*) FILTER (WHERE role = 'admin')::int, count(*)::int FROM members
+            WHERE community_id = \(communityId) AND left_at IS NULL
+            """, logger: logger)
+        for try await counts in rows.decode((Int, Int).self) { return counts }
+        return (0, 0)
     }
 }

@@ -26,14 +26,19 @@ enum Retention {
     static let changeLog = "90 days"
 }
 
-extension Outbox {
-    /// Queues `payload` for the notifications service, in the caller's transaction.
-    static func announce(
-        _ payload: some MessagePayload, community: UUID, actor: UUID, request: RequestFacts,
+extension RequestFacts {
+    /// How a change others care about is recorded: its entry in the community's audit log and
+    /// the message that tells the notifications service, both in the change's transaction.
+    func recordChange(
+        _ action: String, by actor: UUID, in community: UUID, target: (type: String, id: UUID),
+        metadata: [String: JSONValue] = [:], announcing payload: some MessagePayload,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
-        try await enqueue(
+        try await AuditLog.record(
+            action, userId: actor, communityId: community, targetType: target.type, targetId: target.id,
+            metadata: metadata, ipAddress: clientAddress, on: connection, logger: logger)
+        try await Outbox.enqueue(
             MessageEnvelope(communityId: community, actorId: actor, data: payload), to: .notifications,
-            traceparent: request.traceparent, on: connection, logger: logger)
+            traceparent: traceparent, on: connection, logger: logger)
     }
 }

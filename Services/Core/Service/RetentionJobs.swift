@@ -15,15 +15,8 @@ struct RetentionJobs: Service {
     let logger: Logger
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await runOnce()
-                } catch {
-                    logger.warning("retention jobs failed", metadata: ["error": .string(logDescription(of: error))])
-                }
-                try? await Task.sleep(for: interval)
-            }
+        await runPeriodically(every: interval, failure: "retention jobs failed", logger: logger) {
+            try await runOnce()
         }
     }
 

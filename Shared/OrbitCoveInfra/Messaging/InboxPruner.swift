@@ -25,15 +25,8 @@ package struct InboxPruner: Service {
     }
 
     package func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await prune()
-                } catch {
-                    logger.warning("inbox pruning failed", metadata: ["error": .string(logDescription(of: error))])
-                }
-                try? await Task.sleep(for: interval)
-            }
+        await runPeriodically(every: interval, failure: "inbox pruning failed", logger: logger) {
+            try await prune()
         }
     }
 

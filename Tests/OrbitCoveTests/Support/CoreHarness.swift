@@ -45,7 +45,6 @@ struct CoreHarness: Sendable {
         }
     }
 
-    private struct DataOnly<Payload: Decodable>: Decodable { var data: Payload }
     private struct Page<Item: Decodable>: Decodable {
         struct Pagination: Decodable { var nextCursor: String? }
         var data: [Item]
@@ -122,4 +121,15 @@ struct CoreHarness: Sendable {
             throw TestFailure("join failed: \(joined.status) \(joined.errorCode ?? "")")
         }
     }
+}
+
+/// The `data` of a success envelope.
+struct DataOnly<Payload: Decodable>: Decodable { var data: Payload }
+
+func decodeData<Payload: Decodable>(_ type: Payload.Type, _ response: TestResponse) throws -> Payload {
+    try JSONCoding.decoder.decode(DataOnly<Payload>.self, from: Data(buffer: response.body)).data
+}
+
+func decodeError(_ response: TestResponse) throws -> ErrorEnvelope {
+    try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
 }
