@@ -61,6 +61,13 @@ import Testing
 
             let forged = try await api.call(.get, "/api/v1/communities/\(club.id)/sync?since=bm9wZQ", as: ben)
             #expect(forged.status == .badRequest && forged.fieldErrors.keys.contains("since"))
+            // Well-formed but impossible snapshots (xmin after xmax, a running id outside them).
+            for snapshot in ["9:3:", "3:9:12", "3:9:x"] {
+                let token = Data("v1|\(snapshot)|0".utf8).base64URLEncodedString()
+                let impossible = try await api.call(
+                    .get, "/api/v1/communities/\(club.id)/sync?since=\(token)", as: ben)
+                #expect(impossible.status == .badRequest, "\(snapshot)")
+            }
         }
     }
 

@@ -177,11 +177,3 @@ package struct CommunityStore: Sendable {
         return nil
     }
 }
-
-extension Change {
-    /// `keep` or `set`: lets one UPDATE statement leave a column alone or write it (NULL clears).
-    var tag: String {
-        if case .keep = self { return "keep" }
-        return "write"
-    }
-}

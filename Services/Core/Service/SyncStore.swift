@@ -36,10 +36,20 @@ package struct SyncStore: Sendable {
             }
             let parts = decoded.split(separator: "|", omittingEmptySubsequences: false)
             guard parts.count == 3, parts[0] == Self.version, let micros = Int64(parts[2]),
-                parts[1].wholeMatch(of: /[0-9]+:[0-9]+:[0-9,]*/) != nil
+                Self.isSnapshot(parts[1])
             else { throw invalid }
             self.snapshot = String(parts[1])
             self.issuedAt = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+        }
+
+        /// `xmin:xmax:xip,...` as PostgreSQL writes a snapshot, with xmin ≤ xip < xmax (what
+        /// PostgreSQL would refuse must be the client's error, not ours).
+        static func isSnapshot(_ text: Substring) -> Bool {
+            let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), xmin <= xmax
+            else { return false }
+            let running = fields[2].split(separator: ",", omittingEmptySubsequences: true)
+            return running.allSatisfy { UInt64($0).map { xmin <= $0 && $0 < xmax } ?? false }
         }
 
         var text: String {

@@ -13,6 +13,12 @@ enum Change<Value: Sendable>: Sendable {
         if case .set(let value) = self { return value }
         return nil
     }
+
+    /// `keep` or `write`: lets one UPDATE statement leave a column alone or write it (NULL clears).
+    var tag: String {
+        if case .keep = self { return "keep" }
+        return "write"
+    }
 }
 
 /// Reads a JSON object field by field, collecting one problem per bad field, so a client
