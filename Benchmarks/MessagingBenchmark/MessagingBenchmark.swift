@@ -63,7 +63,7 @@ struct MessagingBenchmark: AsyncParsableCommand {
             while sent < messages {
                 let batch = (sent..<min(sent + window, messages)).map { _ in
                     OutgoingMessage(
-                        id: UUID(), type: "bench.message", routingKey: queue, body: LatencyRecorder.stamp(),
+                        id: .random(), type: "bench.message", routingKey: queue, body: LatencyRecorder.stamp(),
                         headers: [:], appId: "bench")
                 }
                 let confirmed = try await publisher.publish(batch)

@@ -18,7 +18,7 @@ package struct MessageEnvelope<Payload: MessagePayload>: Codable, Sendable {
     package var data: Payload
 
     package init(
-        id: UUID = UUID(),
+        id: UUID = .random(),
         occurredAt: Date = Date(),
         communityId: UUID?,
         actorId: UUID?,

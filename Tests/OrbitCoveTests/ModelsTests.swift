@@ -29,6 +29,21 @@ import Testing
         #expect(occurredAt.hasSuffix("Z"))
     }
 
+    @Test func randomUUIDsAreVersionFourWithTheRFCVariantAndDoNotRepeat() {
+        let ids = (0..<10_000).map { _ in UUID.random() }
+        #expect(Set(ids).count == ids.count)
+        for id in ids.prefix(100) {
+            let text = id.uuidString
+            let characters = Array(text)
+            #expect(characters[14] == "4", "version nibble of \(text)")
+            #expect("89AB".contains(characters[19]), "variant of \(text)")
+            #expect(UUID(uuidString: text) == id)
+        }
+        // Every other nibble varies: the bits are random, not a fixed pattern.
+        let distinctFirstBytes = Set(ids.map { $0.uuid.0 })
+        #expect(distinctFirstBytes.count > 200)
+    }
+
     @Test func communitySettingsFillMissingKeysWithDefaults() throws {
         let settings = try JSONCoding.decoder.decode(
             CommunitySettings.self, from: Data(#"{"timezone":"Europe/Oslo"}"#.utf8))

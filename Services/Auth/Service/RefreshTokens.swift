@@ -39,7 +39,7 @@ package struct RefreshTokens: Sendable {
         userId: UUID, familyId: UUID, deviceName: String?, on connection: PostgresConnection
     ) async throws -> (id: UUID, token: String) {
         let token = Self.generate()
-        let id = UUID()
+        let id = UUID.random()
         try await connection.query(
             """
             INSERT INTO refresh_tokens (id, user_id, token_hash, device_name, expires_at, family_id)

@@ -40,7 +40,7 @@ package struct Sessions: Sendable {
             let user = try await users.upsert(
                 appleId: appleId, email: email, displayName: displayName, on: connection)
             let refresh = try await refreshTokens.issue(
-                userId: user.id, familyId: UUID(), deviceName: deviceName, on: connection)
+                userId: user.id, familyId: .random(), deviceName: deviceName, on: connection)
             try await AuditLog.record(
                 "auth.sign_in", userId: user.id, metadata: ["method": .string(method)], ipAddress: ipAddress,
                 on: connection, logger: logger)

@@ -43,7 +43,7 @@ package struct CommunityStore: Sendable {
     /// Creates the community with its creator as admin, and announces it, in one transaction.
     package func create(_ new: NewCommunity, by userId: UUID, traceparent: String? = nil) async throws -> Community {
         let settingsJSON = String(decoding: try JSONCoding.encoder.encode(new.settings), as: UTF8.self)
-        let communityId = UUID()
+        let communityId = UUID.random()
         return try await database.transaction(userId: userId) { connection in
             try await connection.query(
                 """

@@ -37,7 +37,7 @@ struct InviteStore: Sendable {
         // 31^6 codes: a collision is rare, and then another draw settles it.
         for _ in 0..<5 {
             let code = Self.generateCode()
-            let id = UUID()
+            let id = UUID.random()
             let created = try await database.transaction(userId: userId) { connection in
                 let rows = try await connection.query(
                     """

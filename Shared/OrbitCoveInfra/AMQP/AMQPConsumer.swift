@@ -17,7 +17,7 @@ package enum DeliveryOutcome: Sendable, Equatable {
 
 /// Consumes one queue with bounded prefetch and manual acknowledgement. The rabbitmq-c
 /// connection lives on a dedicated thread; deliveries cross to async handlers (up to
-/// `prefetch` at once) and their outcomes cross back to be acked on that thread.
+/// `prefetch` at once) in bursts, and their outcomes cross back to be acked on that thread.
 /// Reconnects with jittered back-off after any connection failure; on graceful shutdown it
 /// stops taking deliveries, lets running handlers finish, and returns the rest to the queue.
 package final class AMQPConsumer: Service, Sendable {
@@ -81,34 +81,46 @@ package final class AMQPConsumer: Service, Sendable {
     }
 
     /// One connection's life: returns when stopped, throws when the connection fails.
+    ///
+    /// The connection's thread is also the task executor of this session's handlers (see
+    /// ``ConsumerControl``), so a delivery is read, handled and acked on one thread without a
+    /// wake-up of another; a handler that awaits I/O suspends and resumes there too.
     private func session(on thread: NIOThreadPool, control: ConsumerControl) async throws {
-        let (deliveries, sink) = AsyncStream.makeStream(of: IncomingMessage.self)
+        // Deliveries cross in bursts: one resumption of the loop below for whatever arrived together.
+        let (bursts, sink) = AsyncStream.makeStream(of: [IncomingMessage].self)
         let generation = control.beginSession()
         let (settings, queue, topology, prefetch, drainTimeout, logger) =
             (self.settings, self.queue, self.topology, self.prefetch, self.drainTimeout, self.logger)
         let handler = self.handler
 
+        // Started outside the executor preference: this task waits for the thread, it must not wait on it.
         async let loop: Void = thread.runIfActive {
             defer { sink.finish() }
-            try Self.blockingLoop(
-                settings: settings, queue: queue, topology: topology, prefetch: prefetch,
-                drainTimeout: drainTimeout, control: control, generation: generation, sink: sink, logger: logger)
+            try control.serve {
+                try Self.blockingLoop(
+                    settings: settings, queue: queue, topology: topology, prefetch: prefetch,
+                    drainTimeout: drainTimeout, control: control, generation: generation, sink: sink, logger: logger)
+            }
         }
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for await delivery in deliveries {
-                if control.isStopping {
-                    control.abandon()
-                    continue
-                }
-                if running >= prefetch {
-                    await group.next()
-                    running -= 1
-                }
-                running += 1
-                group.addTask {
-                    let outcome = await handler(delivery)
-                    control.settle(delivery.deliveryTag, outcome: outcome, generation: generation)
+        await withTaskExecutorPreference(control) {
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                for await burst in bursts {
+                    for delivery in burst {
+                        if control.isStopping {
+                            control.abandon()
+                            continue
+                        }
+                        if running >= prefetch {
+                            await group.next()
+                            running -= 1
+                        }
+                        running += 1
+                        group.addTask {
+                            let outcome = await handler(delivery)
+                            control.settle(delivery.deliveryTag, outcome: outcome, generation: generation)
+                        }
+                    }
                 }
             }
         }
@@ -117,18 +129,16 @@ package final class AMQPConsumer: Service, Sendable {
 
     private static func blockingLoop(
         settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int, drainTimeout: Duration,
-        control: ConsumerControl, generation: Int, sink: AsyncStream<IncomingMessage>.Continuation, logger: Logger
+        control: ConsumerControl, generation: Int, sink: AsyncStream<[IncomingMessage]>.Continuation, logger: Logger
     ) throws {
         let connection = try AMQPConnection(settings: settings)
-        let wake = try WakePipe()
-        control.attach(wake)
-        defer { control.detach() }
         do {
             try connection.declare(topology)
             try connection.startConsuming(queue: queue, prefetch: prefetch, consumerTag: settings.connectionName)
             logger.info("consuming", metadata: ["queue": .string(queue), "prefetch": .stringConvertible(prefetch)])
             var drainDeadline: ContinuousClock.Instant?
             while true {
+                control.runJobs(limit: 4 * prefetch)
                 for settlement in control.takeSettlements(generation: generation) {
                     switch settlement.outcome {
                     case .ack: try connection.ack(settlement.tag)
@@ -137,24 +147,29 @@ package final class AMQPConsumer: Service, Sendable {
                     }
                 }
                 if control.isStopping {
-                    // Take nothing new; wait for running handlers, then close so that the
-                    // prefetched deliveries nobody started go back to the queue.
+                    // Take nothing new; let running handlers finish (they run here), then close so
+                    // that the prefetched deliveries nobody started go back to the queue.
                     let deadline = drainDeadline ?? ContinuousClock.now + drainTimeout
                     drainDeadline = deadline
                     if control.outstanding == 0 || ContinuousClock.now >= deadline { return }
-                    Thread.sleep(forTimeInterval: 0.01)
+                    control.waitForWork(alongside: nil, timeout: .milliseconds(10))
                     continue
                 }
                 // Acks are sent from this loop, so it must not sleep through a finished handler:
-                // it waits on the socket and on the wake pipe, which every settlement writes to.
-                // (With the prefetch window full the broker sends nothing until an ack goes out.)
+                // it waits on the socket and on the wake pipe, which new jobs and settlements
+                // write to while it waits. (With the prefetch window full the broker sends nothing
+                // until an ack goes out.)
                 if !connection.hasBufferedInput {
-                    wake.wait(alongside: connection.socketDescriptor, timeout: .milliseconds(20))
+                    control.waitForWork(alongside: connection.socketDescriptor, timeout: .milliseconds(20))
                 }
                 // Without a timeout this only takes what is there (and keeps heartbeats going).
-                if let delivery = try connection.nextDelivery(timeout: .zero) {
-                    control.received()
-                    sink.yield(delivery)
+                var burst: [IncomingMessage] = []
+                while burst.count < prefetch, let delivery = try connection.nextDelivery(timeout: .zero) {
+                    burst.append(delivery)
+                }
+                if !burst.isEmpty {
+                    control.received(burst.count)
+                    sink.yield(burst)
                 }
             }
         } catch {
@@ -164,8 +179,11 @@ package final class AMQPConsumer: Service, Sendable {
     }
 }
 
-/// State shared between the consumer's thread and its async side.
-private final class ConsumerControl: Sendable {
+/// State shared between the consumer's thread and its async side, and the task executor of the
+/// consumer's handlers: while a connection's thread serves it, jobs run on that thread (which
+/// waits on its socket and a wake pipe, so a new job ends the wait); between connections they
+/// go to the global concurrent executor, so a handler never waits for a thread that is gone.
+private final class ConsumerControl: TaskExecutor, Sendable {
     struct Settlement {
         let tag: UInt64
         let outcome: DeliveryOutcome
@@ -177,7 +195,18 @@ private final class ConsumerControl: Sendable {
         var generation = 0
         var outstanding = 0
         var settlements: [Settlement] = []
+        var jobs: [UnownedJob] = []
+        /// The wake pipe of the thread serving as executor, if one does.
         var wake: WakePipe?
+        /// That thread waits (or is about to wait) on the pipe.
+        var waiting = false
+
+        /// A busy thread finds new work on its next turn; only a waiting one needs the pipe.
+        mutating func wakeIfWaiting() {
+            guard waiting else { return }
+            waiting = false
+            wake?.signal()
+        }
     }
 
     private let state = Mutex(State())
@@ -192,15 +221,60 @@ private final class ConsumerControl: Sendable {
         }
     }
 
-    /// The consumer thread's wake pipe, signalled (under the lock, so never after `detach`
-    /// closed it) whenever there is something for the thread to send.
-    func attach(_ wake: WakePipe) { state.withLock { $0.wake = wake } }
-
-    func detach() {
-        state.withLock {
-            $0.wake?.close()
-            $0.wake = nil
+    /// Runs `body` on the calling thread as this executor's thread, then hands jobs still
+    /// queued (and any later ones) to the global executor.
+    func serve(_ body: () throws -> Void) throws {
+        let wake = try WakePipe()
+        state.withLock { $0.wake = wake }
+        defer {
+            let orphans = state.withLock { state in
+                state.wake?.close()
+                state.wake = nil
+                state.waiting = false
+                defer { state.jobs.removeAll() }
+                return state.jobs
+            }
+            for job in orphans { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         }
+        try body()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let served = state.withLock {
+            guard $0.wake != nil else { return false }
+            $0.jobs.append(job)
+            $0.wakeIfWaiting()
+            return true
+        }
+        if !served { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+    }
+
+    /// Runs queued jobs on the serving thread, including those they enqueue, up to `limit`.
+    func runJobs(limit: Int) {
+        var ran = 0
+        while ran < limit {
+            let batch = state.withLock { state in
+                defer { state.jobs.removeAll(keepingCapacity: true) }
+                return state.jobs
+            }
+            if batch.isEmpty { return }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            ran += batch.count
+        }
+    }
+
+    /// Waits until `descriptor` is readable, work arrives, or `timeout` passes; returns at once
+    /// when there is already work (a job, a settlement, a stop).
+    func waitForWork(alongside descriptor: Int32?, timeout: Duration) {
+        let wake: WakePipe? = state.withLock {
+            guard $0.jobs.isEmpty, $0.settlements.isEmpty, !$0.stopping || descriptor == nil else { return nil }
+            $0.waiting = true
+            return $0.wake
+        }
+        guard let wake else { return }
+        wake.wait(alongside: descriptor, timeout: timeout)
+        state.withLock { $0.waiting = false }
     }
 
     /// A new connection: tags of the old one are meaningless now, and its unacked deliveries
@@ -214,7 +288,7 @@ private final class ConsumerControl: Sendable {
         }
     }
 
-    func received() { state.withLock { $0.outstanding += 1 } }
+    func received(_ count: Int) { state.withLock { $0.outstanding += count } }
 
     func abandon() { state.withLock { $0.outstanding -= 1 } }
 
@@ -222,7 +296,7 @@ private final class ConsumerControl: Sendable {
         state.withLock {
             guard $0.generation == generation else { return }
             $0.settlements.append(Settlement(tag: tag, outcome: outcome, generation: generation))
-            $0.wake?.signal()
+            $0.wakeIfWaiting()
         }
     }
 
@@ -238,7 +312,7 @@ private final class ConsumerControl: Sendable {
 
 /// A pipe the consumer's thread waits on next to its socket, so another thread can end the
 /// wait at once. Its descriptors are only touched under ``ConsumerControl``'s lock or by the
-/// thread that owns it, until ``close()``.
+/// thread that serves, until ``close()``.
 final class WakePipe: @unchecked Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
@@ -256,15 +330,13 @@ final class WakePipe: @unchecked Sendable {
         _ = write(writeEnd, &byte, 1)
     }
 
-    /// Waits until `descriptor` is readable, the pipe is signalled, or `timeout` passes; then
-    /// empties the pipe.
-    func wait(alongside descriptor: Int32, timeout: Duration) {
-        var watched = [
-            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
-        ]
+    /// Waits until `descriptor` (if any) is readable, the pipe is signalled, or `timeout`
+    /// passes; then empties the pipe.
+    func wait(alongside descriptor: Int32?, timeout: Duration) {
+        var watched = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
+        if let descriptor { watched.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
         let millis = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        _ = poll(&watched, 2, millis)
+        _ = poll(&watched, nfds_t(watched.count), millis)
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(readEnd, &buffer, buffer.count) > 0 {}
     }

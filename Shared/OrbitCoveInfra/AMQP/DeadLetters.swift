@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import OrbitCoveModels
 
 /// One message in a `<queue>.dead-letter` queue, with why it is there.
 package struct DeadLetter: Sendable {
@@ -69,7 +70,7 @@ package enum DeadLetters {
                 }
                 try connection.publish(
                     OutgoingMessage(
-                        id: message.messageId.flatMap(UUID.init(uuidString:)) ?? UUID(),
+                        id: message.messageId.flatMap(UUID.init(uuidString:)) ?? .random(),
                         type: message.type ?? "unknown",
                         routingKey: queue, body: message.body, headers: headers, appId: message.appId ?? "orbitcove"))
                 publishTag += 1

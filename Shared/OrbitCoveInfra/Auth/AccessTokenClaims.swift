@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import OrbitCoveModels
 
 /// The claims of an OrbitCove access token (ES256, 15 minutes).
 package struct AccessTokenClaims: JWTPayload, Equatable {
@@ -18,7 +19,7 @@ package struct AccessTokenClaims: JWTPayload, Equatable {
         let issued = Date(timeIntervalSince1970: issuedAt.timeIntervalSince1970.rounded(.down))
         self.iat = IssuedAtClaim(value: issued)
         self.exp = ExpirationClaim(value: issued.addingTimeInterval(lifetime.rounded(.down)))
-        self.jti = IDClaim(value: UUID().uuidString.lowercased())
+        self.jti = IDClaim(value: UUID.random().uuidString.lowercased())
     }
 
     /// Signature aside, what JWTKit checks; issuer and audience are checked by the verifier,

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import OrbitCoveModels
 
 // swift-format-ignore: NeverForceUnwrap
 // The names are valid header tokens, so the failable initialiser cannot fail.
@@ -26,7 +27,7 @@ package struct RequestIdMiddleware: RouterMiddleware {
     ) async throws -> Response {
         var context = context
         let incoming = request.headers[.requestId].flatMap { Self.isAcceptable($0) ? $0 : nil }
-        context.requestId = incoming ?? UUID().uuidString.lowercased()
+        context.requestId = incoming ?? UUID.random().uuidString.lowercased()
         context.traceparent = TraceContext.child(of: request.headers[.traceparent], requestId: context.requestId)
         context.logger[metadataKey: "requestId"] = .string(context.requestId)
         context.logger[metadataKey: "traceparent"] = .string(context.traceparent)

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import OrbitCoveModels
 
 /// What became of a delivery in its handler.
 package enum HandlingResult: Sendable, Equatable {
@@ -86,7 +87,7 @@ package struct RetryRouter: Sendable {
         _ message: IncomingMessage, exchange: String, routingKey: String, _ headers: [String: String]
     ) -> OutgoingMessage {
         OutgoingMessage(
-            id: message.messageId.flatMap(UUID.init(uuidString:)) ?? UUID(), type: message.type ?? "unknown",
+            id: message.messageId.flatMap(UUID.init(uuidString:)) ?? .random(), type: message.type ?? "unknown",
             exchange: exchange, routingKey: routingKey, body: message.body, headers: headers,
             appId: message.appId ?? "orbitcove")
     }
