@@ -113,6 +113,42 @@ import Testing
         }
     }
 
+    /// Handlers run on the consumer's thread (its task executor), yet one that awaits does not
+    /// hold up the others: up to `prefetch` are in flight at once, never more.
+    @Test func handlersThatAwaitRunConcurrentlyUpToThePrefetch() async throws {
+        try await withScratchQueue { queue, settings in
+            struct Counts {
+                var inFlight = 0
+                var most = 0
+                var done = 0
+            }
+            let counts = Mutex(Counts())
+            let publisher = AMQPPublisher(
+                settings: settings, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger)
+            let consumer = AMQPConsumer(
+                settings: settings, queue: queue, topology: .forQueues(named: [queue]), prefetch: 4,
+                logger: TestEnvironment.logger
+            ) { _ in
+                counts.withLock {
+                    $0.inFlight += 1
+                    $0.most = max($0.most, $0.inFlight)
+                }
+                try? await Task.sleep(for: .milliseconds(300))
+                counts.withLock {
+                    $0.inFlight -= 1
+                    $0.done += 1
+                }
+                return .ack
+            }
+            try await withServices([publisher, consumer]) {
+                _ = try await publisher.publish((0..<12).map { _ in message(to: queue) })
+                #expect(try await eventually { counts.withLock { $0.done } == 12 })
+            }
+            #expect(counts.withLock { $0.most } == 4)
+            #expect(try await eventually { try await AMQPProbe.depth(of: queue, settings: settings).messages == 0 })
+        }
+    }
+
     @Test func gracefulShutdownFinishesWorkInFlightAndReturnsTheRest() async throws {
         try await withScratchQueue { queue, settings in
             let publisher = AMQPPublisher(

@@ -16,8 +16,10 @@ package enum DeliveryOutcome: Sendable, Equatable {
 }
 
 /// Consumes one queue with bounded prefetch and manual acknowledgement. The rabbitmq-c
-/// connection lives on a dedicated thread; deliveries cross to async handlers (up to
-/// `prefetch` at once) in bursts, and their outcomes cross back to be acked on that thread.
+/// connection lives on a dedicated thread, which is also where the async handlers run (up to
+/// `prefetch` at once, interleaved at their suspension points), so reading, handling and
+/// acking a delivery takes no thread hop. A handler must therefore not block: CPU-heavy or
+/// blocking work (image processing, file I/O) belongs on its own thread pool, awaited.
 /// Reconnects with jittered back-off after any connection failure; on graceful shutdown it
 /// stops taking deliveries, lets running handlers finish, and returns the rest to the queue.
 package final class AMQPConsumer: Service, Sendable {
