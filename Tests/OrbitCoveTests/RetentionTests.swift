@@ -91,4 +91,52 @@ import Testing
             #expect(try await api.call(.post, "/api/v1/communities/\(recent.id)/restore", as: ada).status == .ok)
         }
     }
+
+    @Test func refreshTokensGoThirtyDaysAfterRevocationOrExpiry() async throws {
+        try await CoreHarness.run(core: ["ORBITCOVE_CORE_RETENTION_INTERVAL_SECONDS": "1"]) { api in
+            let ada = try await api.signIn("Ada")
+            let family = UUID()
+            // (device name, expires in, revoked ago): an interval from now, or none.
+            let tokens: [(String, String, String?)] = [
+                ("revoked long ago", "20 days", "31 days"),
+                ("expired long ago", "-31 days", nil),
+                ("revoked recently", "20 days", "1 day"),
+                ("expired recently", "-1 day", nil),
+                ("live", "30 days", nil),
+            ]
+            try await withTestDatabase { database in
+                try await database.transaction(scope: .system) { connection in
+                    for (name, expiresIn, revokedAgo) in tokens {
+                        try await connection.query(
+                            """
+                            INSERT INTO refresh_tokens (user_id, token_hash, device_name, expires_at, revoked_at, family_id)
+                            VALUES (\(ada.id), \(UUID.random().uuidString), \(name), NOW() + \(expiresIn)::interval,
+                                    NOW() - \(revokedAgo)::interval, \(family))
+                            """, logger: TestEnvironment.logger)
+                    }
+                }
+                #expect(
+                    try await eventually {
+                        try await count(
+                            "SELECT count(*)::int FROM refresh_tokens WHERE family_id = \(family)", in: database) == 3
+                    })
+                let left = try await database.transaction(scope: .system) { connection in
+                    var names: [String] = []
+                    for try await name in try await connection.query(
+                        "SELECT device_name FROM refresh_tokens WHERE family_id = \(family) ORDER BY device_name",
+                        logger: TestEnvironment.logger
+                    ).decode(String.self) {
+                        names.append(name)
+                    }
+                    return names
+                }
+                #expect(left == ["expired recently", "live", "revoked recently"])
+                // The token of Ada's sign-in a moment ago is untouched too.
+                #expect(
+                    try await count(
+                        "SELECT count(*)::int FROM refresh_tokens WHERE user_id = \(ada.id) AND family_id <> \(family)",
+                        in: database) == 1)
+            }
+        }
+    }
 }

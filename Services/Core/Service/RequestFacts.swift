@@ -24,6 +24,8 @@ enum Retention {
     static let idempotencyKeys = "24 hours"
     static let expiredInvites = "7 days"
     static let changeLog = "90 days"
+    /// Refresh tokens, after revocation or expiry (spent tokens stay until then, for reuse detection).
+    static let deadRefreshTokens = "30 days"
 }
 
 extension RequestFacts {

@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// The core API's half of the seed's data lifecycle, every few minutes in whichever replica
 /// takes the lock first: accounts whose deletion grace period ended are anonymised (their
 /// communities keep an admin), communities deleted more than 30 days ago are purged, and
-/// idempotency keys, long-expired invites and old change-log rows are dropped.
+/// idempotency keys, long-expired invites, old change-log rows and refresh tokens revoked or
+/// expired more than 30 days ago are dropped.
 struct RetentionJobs: Service {
     let database: Database
     let cache: CommunityCache
@@ -175,6 +176,12 @@ struct RetentionJobs: Service {
             try await connection.query(
                 "DELETE FROM invites WHERE expires_at < NOW() - \(Retention.expiredInvites)::interval",
                 logger: logger)
+            try await connection.query(
+                """
+                DELETE FROM refresh_tokens
+                WHERE revoked_at < NOW() - \(Retention.deadRefreshTokens)::interval
+                   OR expires_at < NOW() - \(Retention.deadRefreshTokens)::interval
+                """, logger: logger)
             if !purged.isEmpty {
                 logger.info("purged deleted communities", metadata: ["count": .stringConvertible(purged.count)])
             }
