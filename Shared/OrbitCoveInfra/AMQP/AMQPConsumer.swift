@@ -65,16 +65,17 @@ package final class AMQPConsumer: Service, Sendable {
             while !control.isStopping {
                 do {
                     try await session(on: thread, control: control)
-                    backoff.reset()
                 } catch {
                     guard !control.isStopping else { break }
+                    // A connection that got as far as consuming was a healthy one: start over.
+                    if control.takeConsumed() { backoff.reset() }
                     let delay = backoff.next()
                     logger.warning(
                         "consumer connection lost; reconnecting",
                         metadata: [
                             "queue": .string(queue), "error": .string("\(error)"), "retryIn": .stringConvertible(delay),
                         ])
-                    try? await Task.sleep(for: delay)
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) }
                 }
             }
         } onGracefulShutdown: {
@@ -110,7 +111,7 @@ package final class AMQPConsumer: Service, Sendable {
                 for await burst in bursts {
                     for delivery in burst {
                         if control.isStopping {
-                            control.abandon()
+                            control.abandon(1)
                             continue
                         }
                         if running >= prefetch {
@@ -137,6 +138,7 @@ package final class AMQPConsumer: Service, Sendable {
         do {
             try connection.declare(topology)
             try connection.startConsuming(queue: queue, prefetch: prefetch, consumerTag: settings.connectionName)
+            control.consumed()
             logger.info("consuming", metadata: ["queue": .string(queue), "prefetch": .stringConvertible(prefetch)])
             var drainDeadline: ContinuousClock.Instant?
             while true {
@@ -171,7 +173,8 @@ package final class AMQPConsumer: Service, Sendable {
                 }
                 if !burst.isEmpty {
                     control.received(burst.count)
-                    sink.yield(burst)
+                    // A cancelled session's stream takes nothing more: nobody will settle these.
+                    if case .terminated = sink.yield(burst) { control.abandon(burst.count) }
                 }
             }
         } catch {
@@ -197,6 +200,7 @@ private final class ConsumerControl: TaskExecutor, Sendable {
         var generation = 0
         var outstanding = 0
         var settlements: [Settlement] = []
+        var consumed = false
         var jobs: [UnownedJob] = []
         /// The wake pipe of the thread serving as executor, if one does.
         var wake: WakePipe?
@@ -292,7 +296,18 @@ private final class ConsumerControl: TaskExecutor, Sendable {
 
     func received(_ count: Int) { state.withLock { $0.outstanding += count } }
 
-    func abandon() { state.withLock { $0.outstanding -= 1 } }
+    func abandon(_ count: Int) { state.withLock { $0.outstanding -= count } }
+
+    /// The current connection started consuming.
+    func consumed() { state.withLock { $0.consumed = true } }
+
+    /// Whether a connection started consuming since the last call.
+    func takeConsumed() -> Bool {
+        state.withLock { state in
+            defer { state.consumed = false }
+            return state.consumed
+        }
+    }
 
     func settle(_ tag: UInt64, outcome: DeliveryOutcome, generation: Int) {
         state.withLock {
