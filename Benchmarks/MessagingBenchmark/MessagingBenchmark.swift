@@ -30,7 +30,7 @@ struct MessagingBenchmark: AsyncParsableCommand {
         logger.logLevel = .error
         guard let url = URL(string: amqpURL) else { throw ValidationError("bad --amqp-url") }
         let settings = try AMQPSettings(url: url, connectionName: "orbitcove-bench")
-        let queue = "bench-\(UUID().uuidString.prefix(8).lowercased())"
+        let queue = "bench-\(UUID.random().uuidString.prefix(8).lowercased())"
         let recorder = LatencyRecorder(expected: messages)
         let started = ContinuousClock.now
         switch mode {

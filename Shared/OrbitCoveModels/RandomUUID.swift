@@ -4,7 +4,7 @@ extension UUID {
     /// A random (version 4) UUID from the system's generator. Foundation's `UUID()` on Linux
     /// opens, reads and closes `/dev/urandom` for every id (seen with `strace` in the messaging
     /// benchmark: three system calls and a path lookup per message); this asks `getrandom` for
-    /// the bits instead. Use it where ids are made per message or per request.
+    /// the bits instead. Use it wherever the code makes an id.
     package static func random() -> UUID {
         var generator = SystemRandomNumberGenerator()
         var bytes = (generator.next() as UInt64, generator.next() as UInt64)

@@ -33,7 +33,7 @@ struct AuditRoutes {
                 SELECT id, action, user_id, target_type, target_id, coalesce(metadata, '{}')::text, created_at
                 FROM audit_log
                 WHERE community_id = \(communityId)
-                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
                 ORDER BY created_at DESC, id DESC
                 LIMIT \(limit)
                 """, logger: logger)

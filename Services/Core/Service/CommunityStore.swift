@@ -149,7 +149,7 @@ package struct CommunityStore: Sendable {
                 SELECT \(unescaped: CommunityRecord.columns), m.role::text, m.joined_at, m.id
                 FROM members m JOIN communities c ON c.id = m.community_id
                 WHERE m.user_id = \(userId) AND m.left_at IS NULL AND c.deleted_at IS NULL
-                  AND (\(cursor == nil) OR (m.joined_at, m.id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                  AND (\(cursor == nil) OR (m.joined_at, m.id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
                 ORDER BY m.joined_at DESC, m.id DESC
                 LIMIT \(limit)
                 """, logger: logger)

@@ -20,7 +20,7 @@ struct FamilyMemberStore: Sendable {
                 """
                 SELECT id, name, avatar_url, created_at FROM family_members
                 WHERE user_id = \(userId)
-                  AND (\(cursor == nil) OR (created_at, id) > (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                  AND (\(cursor == nil) OR (created_at, id) > (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
                 ORDER BY created_at, id
                 LIMIT \(limit)
                 """, logger: logger)

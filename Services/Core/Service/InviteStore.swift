@@ -75,8 +75,8 @@ struct InviteStore: Sendable {
                 """
                 SELECT id, code, created_by, max_uses, use_count, expires_at, revoked_at, created_at, NOW()
                 FROM invites
-                WHERE community_id = \(communityId) AND (\(id == nil) OR id = \(id ?? UUID()))
-                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                WHERE community_id = \(communityId) AND (\(id == nil) OR id = \(id ?? .random()))
+                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
                 ORDER BY created_at DESC, id DESC
                 LIMIT \(limit)
                 """, logger: logger)

@@ -23,7 +23,7 @@ struct MemberStore: Sendable {
                 """
                 SELECT \(unescaped: Self.columns) \(unescaped: Self.tables)
                 WHERE m.community_id = \(communityId) AND m.left_at IS NULL
-                  AND (\(cursor == nil) OR (m.joined_at, m.id) > (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+                  AND (\(cursor == nil) OR (m.joined_at, m.id) > (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
                 ORDER BY m.joined_at, m.id
                 LIMIT \(limit)
                 """, logger: logger)

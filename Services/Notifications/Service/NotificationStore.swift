@@ -34,7 +34,7 @@ package struct NotificationStore: Sendable {
             FROM notifications
             WHERE user_id = \(userId)
               AND (\(!unreadOnly) OR read_at IS NULL)
-              AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? UUID())))
+              AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
             ORDER BY created_at DESC, id DESC
             LIMIT \(limit)
             """, logger: logger)
