@@ -811,6 +811,8 @@ Usage: scripts/stack.sh COMMAND
   status    one line per component: running or stopped
   logs      follow every log under .local/
   clean     down, then delete .local/ and all local data
+  postgres-stop, postgres-start
+            stop PostgreSQL (fast shutdown) or start it again: the outage tests use them
 
 Environment: CONFIGURATION=release builds with -c release; ORBITCOVE_BIN points at
 prebuilt binaries instead of running swift build.
@@ -831,6 +833,8 @@ main() {
     status) cmd_status ;;
     logs) cmd_logs ;;
     clean) cmd_clean ;;
+    postgres-stop) stop_postgres ;;
+    postgres-start) start_postgres ;;
     -h | --help | help) usage ;;
     *)
         usage >&2

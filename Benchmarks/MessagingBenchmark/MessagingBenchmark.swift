@@ -93,7 +93,7 @@ struct MessagingBenchmark: AsyncParsableCommand {
         ) { handlers in
             handlers.on(BenchPayload.self) { envelope, _, _ in recorder.record(sentAt: envelope.data.sentAt) }
         }
-        try await withServices([database.client, publisher, relay] + worker, logger: logger) {
+        try await withServices([database.client, publisher, relay] + worker.services, logger: logger) {
             var written = 0
             while written < messages {
                 let count = min(window, messages - written)

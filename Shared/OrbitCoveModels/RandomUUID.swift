@@ -15,3 +15,8 @@ extension UUID {
         }
     }
 }
+
+extension UUID {
+    /// The form this API writes everywhere (RFC 9562 prefers lower case); input accepts either.
+    package var lowercasedString: String { uuidString.lowercased() }
+}

@@ -23,3 +23,9 @@ package struct User: Codable, Sendable, Equatable {
         self.updatedAt = updatedAt
     }
 }
+
+extension String {
+    /// Length as a `VARCHAR(n)` column counts it: Unicode code points, not the grapheme
+    /// clusters `count` gives (a flag emoji is one character but two code points).
+    package var databaseLength: Int { unicodeScalars.count }
+}

@@ -58,7 +58,7 @@ import Testing
                 #expect(try await eventually { try await AMQPProbe.depth(of: queue, settings: settings).messages == 0 })
             }
             let got = received.withLock { $0 }
-            #expect(Set(got.compactMap(\.messageId)) == Set(messages.map { $0.id.uuidString.lowercased() }))
+            #expect(Set(got.compactMap(\.messageId)) == Set(messages.map { $0.id.lowercasedString }))
             #expect(
                 got.allSatisfy {
                     $0.type == "test.message"

@@ -41,7 +41,7 @@ import Testing
         let token = try await issuer.accessToken(for: UUID())
         var parts = token.split(separator: ".").map(String.init)
         let forged =
-            #"{"sub":"\#(UUID().uuidString.lowercased())","aud":"orbitcove-api","iss":"orbitcove-auth","iat":1,"exp":9999999999,"jti":"x"}"#
+            #"{"sub":"\#(UUID().lowercasedString)","aud":"orbitcove-api","iss":"orbitcove-auth","iat":1,"exp":9999999999,"jti":"x"}"#
         parts[1] = Data(forged.utf8).base64URLEncodedString()
         await #expect(throws: AccessTokenError.badSignature) { try await verifier.verify(parts.joined(separator: ".")) }
     }
@@ -116,6 +116,12 @@ import Testing
             try await client.execute(uri: "/.well-known/jwks.json", method: .get) { response in
                 #expect(response.status == .ok)
                 jwks = try JSONDecoder().decode(JWKS.self, from: Data(buffer: response.body))
+                // As documented: every key says what it is for and with which algorithm.
+                let document = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                let keys = try #require(document?["keys"] as? [[String: Any]])
+                #expect(
+                    !keys.isEmpty
+                        && keys.allSatisfy { $0["use"] as? String == "sig" && $0["alg"] as? String == "ES256" })
             }
             let body = ByteBuffer(string: #"{"email":"\#(email.uppercased())","displayName":"  Dev  "}"#)
             try await client.execute(uri: "/api/v1/auth/dev", method: .post, body: body) { response in
@@ -131,7 +137,7 @@ import Testing
                 let verifier = AccessTokenVerifier(
                     source: .fixed(try #require(jwks)), issuer: "orbitcove-auth", audience: "orbitcove-api",
                     logger: TestEnvironment.logger)
-                #expect(try await verifier.verify(token).uuidString == user["id"] as? String)
+                #expect(try await verifier.verify(token).lowercasedString == user["id"] as? String)
             }
         }
     }

@@ -40,8 +40,8 @@ import Testing
                     #expect(try await notificationCount(community.id, database) == 1)
 
                     // Publish the same message again, as a redelivery would: recorded once.
-                    try await database.client.query(
-                        "UPDATE outbox SET published_at = NULL WHERE id = \(messageId)", logger: TestEnvironment.logger)
+                    try await database.systemQuery(
+                        "UPDATE outbox SET published_at = NULL WHERE id = \(messageId)")
                     #expect(try await eventually { try await isPublished(messageId, database) })
                     #expect(
                         try await eventually {
@@ -58,17 +58,16 @@ import Testing
                 #expect(history.status == .ok)
                 let page = try JSONSerialization.jsonObject(with: Data(buffer: history.body)) as? [String: Any]
                 let items = page?["data"] as? [[String: Any]] ?? []
-                #expect(items.contains { $0["communityId"] as? String == community.id.uuidString })
+                #expect(items.contains { $0["communityId"] as? String == community.id.lowercasedString })
             }
         }
     }
 }
 
 private func outboxMessageId(for communityId: UUID, in database: Database) async throws -> UUID {
-    let rows = try await database.client.query(
-        "SELECT id FROM outbox WHERE community_id = \(communityId) AND message_type = 'community.created'",
-        logger: TestEnvironment.logger)
-    for try await id in rows.decode(UUID.self) { return id }
+    let rows = try await database.systemQuery(
+        "SELECT id FROM outbox WHERE community_id = \(communityId) AND message_type = 'community.created'")
+    for row in rows { return try row.decode(UUID.self) }
     throw PostgresNoRows()
 }
 

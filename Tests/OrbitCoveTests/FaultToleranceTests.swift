@@ -26,25 +26,25 @@ import Testing
     }
 
     static func makeUser(_ database: Database) async throws -> UUID {
-        let tag = UUID().uuidString.lowercased()
-        let rows = try await database.client.query(
+        let tag = UUID().lowercasedString
+        let rows = try await database.systemQuery(
             """
             INSERT INTO users (apple_id, email, display_name) VALUES (\("fault:\(tag)"), \("\(tag)@example.com"), 'Fault')
             RETURNING id
-            """, logger: TestEnvironment.logger)
-        for try await id in rows.decode(UUID.self) { return id }
+            """)
+        for row in rows { return try row.decode(UUID.self) }
         throw TestFailure("no user created")
     }
 
     /// How many notification rows exist for `communities`, and for how many distinct ones.
     static func notifications(for communities: [UUID], _ database: Database) async throws -> (rows: Int, distinct: Int)
     {
-        let rows = try await database.client.query(
+        let rows = try await database.systemQuery(
             """
             SELECT count(*)::int, count(DISTINCT community_id)::int FROM notifications
             WHERE community_id = ANY(\(communities))
-            """, logger: TestEnvironment.logger)
-        for try await counts in rows.decode((Int, Int).self) { return counts }
+            """)
+        for row in rows { return try row.decode((Int, Int).self) }
         return (0, 0)
     }
 

@@ -119,8 +119,11 @@ import Testing
         let runtime = try TestEnvironment.runtime(
             name: "orbitcove-test",
             extra: ["ORBITCOVE_DATABASE_URL": "postgres://orbitcove_app:x@127.0.0.1:\(port)/orbitcove_test"])
-        let database = try Database(url: runtime.settings.databaseURL, logger: TestEnvironment.logger)
-        let redis = try RedisClient(url: runtime.settings.redisURL, logger: TestEnvironment.logger)
+        let database = try Database(
+            url: runtime.settings.databaseURL, connectionWait: runtime.settings.databaseWait,
+            logger: TestEnvironment.logger)
+        let redis = try RedisClient(
+            url: runtime.settings.redisURL, timeout: runtime.settings.redisTimeout, logger: TestEnvironment.logger)
         let router = runtime.makeRouter(checks: [.postgres(database), .redis(redis)], verifier: nil)
         let app = runtime.makeApplication(ServiceParts(router: router, services: [database.client, redis]))
         try await app.test(.router) { client in

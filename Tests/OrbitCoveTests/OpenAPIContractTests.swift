@@ -7,6 +7,7 @@ import JWTKit
 import MediaService
 import NotificationsService
 import OrbitCoveInfra
+import OrbitCoveModels
 import RemindersService
 import Testing
 import Yams
@@ -97,5 +98,18 @@ import Yams
         for operation in try documentedOperations().filter({ $0.value == "gateway" }).keys {
             #expect(routes.contains("location = \(operation.path)"), "\(operation) missing from routes.conf")
         }
+    }
+
+    /// The enums clients switch on: every value the service can send is documented, and no more.
+    @Test func documentedEnumsMatchTheModels() throws {
+        let text = try String(contentsOf: Self.documentPath, encoding: .utf8)
+        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        func values(_ schema: String, _ property: String) -> Set<String> {
+            let properties = (schemas[schema] as? [String: Any])?["properties"] as? [String: Any]
+            return Set(((properties?[property] as? [String: Any])?["enum"] as? [String]) ?? [])
+        }
+        #expect(values("Notification", "type") == Set(NotificationType.allCases.map(\.rawValue)))
+        #expect(values("CommunityMember", "role") == Set(MemberRole.allCases.map(\.rawValue)))
     }
 }

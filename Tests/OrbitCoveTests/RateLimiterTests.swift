@@ -7,7 +7,8 @@ import Testing
     func withLimiter(
         url: URL = TestEnvironment.redisURL, _ body: @Sendable (RateLimiter) async throws -> Void
     ) async throws {
-        let redis = try RedisClient(url: url, connections: 2, logger: TestEnvironment.logger)
+        let redis = try RedisClient(
+            url: url, connections: 2, timeout: TestEnvironment.redisTimeout, logger: TestEnvironment.logger)
         try await withServices([redis]) {
             try await body(RateLimiter(redis: redis, logger: TestEnvironment.logger))
         }

@@ -7,7 +7,9 @@ import Testing
     let key = "test:\(UUID().uuidString)"
 
     func withRedis(_ body: @Sendable (RedisClient) async throws -> Void) async throws {
-        let redis = try RedisClient(url: TestEnvironment.redisURL, connections: 2, logger: TestEnvironment.logger)
+        let redis = try RedisClient(
+            url: TestEnvironment.redisURL, connections: 2, timeout: TestEnvironment.redisTimeout,
+            logger: TestEnvironment.logger)
         try await withServices([redis]) { try await body(redis) }
     }
 

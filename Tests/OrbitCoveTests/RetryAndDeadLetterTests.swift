@@ -21,11 +21,14 @@ import Testing
 
     /// A worker on a scratch queue whose handler for `Ping` is `handle` (given the attempt number).
     func withWorker(
+        heartbeatSeconds: Int = 10,
         handle: @escaping @Sendable (Int) throws -> Void,
         _ body: @Sendable (_ queue: String, _ settings: AMQPSettings, _ publisher: AMQPPublisher) async throws -> Void
     ) async throws {
         let queue = "test-\(UUID().uuidString.prefix(8).lowercased())"
-        let settings = try TestEnvironment.amqpSettings()
+        var amqp = try TestEnvironment.amqpSettings()
+        amqp.heartbeatSeconds = heartbeatSeconds
+        let settings = amqp
         let calls = Mutex(0)
         do {
             try await withTestDatabase { database in
@@ -44,7 +47,7 @@ import Testing
                 let publisher = AMQPPublisher(
                     settings: settings, topology: .forQueues(named: [queue], retry: Self.quickRetry),
                     logger: TestEnvironment.logger)
-                try await withServices(worker + [publisher]) { try await body(queue, settings, publisher) }
+                try await withServices(worker.services + [publisher]) { try await body(queue, settings, publisher) }
             }
         } catch {
             try? await deleteScratchQueue(queue, settings: settings, retry: Self.quickRetry)
@@ -83,6 +86,35 @@ import Testing
         #expect(times.count == 2 && times[1] - times[0] >= .milliseconds(190))
     }
 
+    /// The worker's retry publisher sits idle between failures; the broker drops a connection
+    /// that misses two heartbeats. A failure after such a pause must still go through the hold
+    /// queue (with its delay), not straight back to the work queue.
+    @Test func aFailureAfterAnIdlePauseStillWaitsInTheHoldQueue() async throws {
+        let attempts = Mutex<[ContinuousClock.Instant]>([])
+        try await withWorker(
+            heartbeatSeconds: 1,
+            handle: { call in
+                attempts.withLock { $0.append(.now) }
+                // Calls count across messages: each message fails once, then succeeds.
+                if call % 2 == 1 { throw HandlerFailure() }
+            }
+        ) { queue, settings, publisher in
+            // A first failure opens the retry publisher's connection; then everything idles.
+            let first = try ping(to: queue)
+            _ = try await publisher.publish([first])
+            #expect(try await eventually { attempts.withLock { $0.count } == 2 })
+            try await Task.sleep(for: .seconds(4))
+            attempts.withLock { $0.removeAll() }
+
+            let second = try ping(to: queue)
+            _ = try await publisher.publish([second])
+            #expect(try await eventually { attempts.withLock { $0.count } == 2 })
+            #expect(try await deadLetters(queue, settings) == 0)
+        }
+        let times = attempts.withLock { $0 }
+        #expect(times.count == 2 && times[1] - times[0] >= .milliseconds(190))
+    }
+
     @Test func aMessageThatAlwaysFailsIsDeadLetteredWithItsReasonAndCanBeReplayed() async throws {
         let succeed = Mutex(false)
         let calls = Mutex(0)
@@ -98,7 +130,7 @@ import Testing
             let letters = try await DeadLetters.list(queue: queue, limit: 10, settings: settings)
             let letter = try #require(letters.first)
             #expect(letters.count == 1)
-            #expect(letter.messageId == message.id.uuidString.lowercased())
+            #expect(letter.messageId == message.id.lowercasedString)
             #expect(letter.type == Ping.messageType && letter.attempts == 3)
             #expect(letter.reason?.hasPrefix("failed 3 times; last error:") == true)
             #expect(letter.reason?.contains("the handler is unhappy") == true)
@@ -131,14 +163,14 @@ import Testing
             #expect(try await eventually { try await deadLetters(queue, settings) == 3 })
             let letters = try await DeadLetters.list(queue: queue, limit: 10, settings: settings)
             let reasons = Dictionary(uniqueKeysWithValues: letters.map { ($0.messageId ?? "", $0.reason ?? "") })
-            #expect(reasons[notJSON.id.uuidString.lowercased()]?.hasPrefix("not a message envelope") == true)
-            #expect(reasons[unknownType.id.uuidString.lowercased()] == "no handler for test.unknown version 1")
-            #expect(reasons[badPayload.id.uuidString.lowercased()]?.hasPrefix("payload does not decode") == true)
+            #expect(reasons[notJSON.id.lowercasedString]?.hasPrefix("not a message envelope") == true)
+            #expect(reasons[unknownType.id.lowercasedString] == "no handler for test.unknown version 1")
+            #expect(reasons[badPayload.id.lowercasedString]?.hasPrefix("payload does not decode") == true)
             #expect(letters.allSatisfy { $0.attempts == 1 })
             #expect(calls.withLock { $0 } == 0)
 
             // Replay picks only the matching message; still poison, it comes straight back.
-            let target = unknownType.id.uuidString.lowercased()
+            let target = unknownType.id.lowercasedString
             let replayed = try await DeadLetters.replay(queue: queue, settings: settings) { $0.messageId == target }
             #expect(replayed == 1)
             #expect(
@@ -157,21 +189,21 @@ import Testing
         try await withTestDatabase { database in
             let consumer = "prune-\(UUID().uuidString.prefix(8))"
             let (old, recent, otherConsumers) = (UUID(), UUID(), UUID())
-            try await database.client.query(
+            try await database.systemQuery(
                 """
                 INSERT INTO inbox (consumer, message_id, message_type, processed_at) VALUES
                     (\(consumer), \(old), 'test', NOW() - INTERVAL '31 days'),
                     (\(consumer), \(recent), 'test', NOW() - INTERVAL '1 day'),
                     (\(consumer + "-other"), \(otherConsumers), 'test', NOW() - INTERVAL '31 days')
-                """, logger: TestEnvironment.logger)
+                """)
             let pruner = InboxPruner(database: database, consumer: consumer, logger: TestEnvironment.logger)
             #expect(try await pruner.prune() == 1)
             let left = try await count(
                 "SELECT count(*)::int FROM inbox WHERE message_id = ANY(\([old, recent, otherConsumers]))", in: database
             )
             #expect(left == 2)
-            try await database.client.query(
-                "DELETE FROM inbox WHERE consumer LIKE \(consumer + "%")", logger: TestEnvironment.logger)
+            try await database.systemQuery(
+                "DELETE FROM inbox WHERE consumer LIKE \(consumer + "%")")
         }
     }
 }

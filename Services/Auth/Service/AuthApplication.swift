@@ -23,8 +23,10 @@ package enum AuthApplication {
         -> ServiceParts
     {
         let settings = runtime.settings
-        let database = try Database(url: settings.databaseURL, logger: runtime.logger("postgres"))
-        let redis = try RedisClient(url: settings.redisURL, logger: runtime.logger("redis"))
+        let database = try Database(
+            url: settings.databaseURL, connectionWait: settings.databaseWait, logger: runtime.logger("postgres"))
+        let redis = try RedisClient(
+            url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
         let keys = try await SigningKeys.load(
             from: environment, development: settings.environment == "development", logger: runtime.logger("keys"))
         let issuer = TokenIssuer(keys: keys, issuer: settings.tokenIssuer, audience: settings.tokenAudience)
@@ -45,7 +47,7 @@ package enum AuthApplication {
 
         let router = runtime.makeRouter(checks: [.postgres(database), .redis(redis)], verifier: verifier)
         router.get("/.well-known/jwks.json") { _, _ in
-            try Response.json(keys.published, headers: [.cacheControl: "public, max-age=300"])
+            try Response.json(keys.document, headers: [.cacheControl: "public, max-age=300"])
         }
         SessionRoutes(sessions: sessions, apple: apple, limiter: limiter, limits: limits).register(on: router)
         if try environment.bool("ORBITCOVE_AUTH_DEV_LOGIN", default: false) {

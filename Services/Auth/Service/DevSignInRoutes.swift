@@ -18,14 +18,18 @@ struct DevSignInRoutes {
 
     func register(on router: Router<AppRequestContext>) {
         router.post("/api/v1/auth/dev") { request, context in
-            let client = context.clientAddress(of: request)
+            let client = context.clientAddress
             try await limiter.enforce(limits.signInPerIP, client: client)
             let body = try await request.decodeJSON(as: SignInRequest.self, context: context)
             let email = body.email.trimmingCharacters(in: .whitespaces).lowercased()
             let name = body.displayName.trimmingCharacters(in: .whitespacesAndNewlines)
             var problems: [String: String] = [:]
-            if email.count > 255 || !Self.looksLikeEmail(email) { problems["email"] = "must be an email address" }
-            if name.isEmpty || name.count > 100 { problems["displayName"] = "must be 1 to 100 characters" }
+            if email.databaseLength > 255 || email.unicodeScalars.contains("\u{0}") || !Self.looksLikeEmail(email) {
+                problems["email"] = "must be an email address"
+            }
+            if name.isEmpty || name.databaseLength > 100 || name.unicodeScalars.contains("\u{0}") {
+                problems["displayName"] = "must be 1 to 100 characters"
+            }
             guard problems.isEmpty else { throw APIError.validation(problems) }
             let deviceName = try SessionRoutes.validatedDeviceName(body.deviceName)
             try await limiter.enforce(limits.signInPerAccount, client: "dev:\(email)")
@@ -33,7 +37,7 @@ struct DevSignInRoutes {
                 appleId: "dev:\(email)", email: email, displayName: name, deviceName: deviceName, method: "dev",
                 ipAddress: client)
             context.logger.info(
-                "development sign-in", metadata: ["userId": .string(session.user.id.uuidString.lowercased())])
+                "development sign-in", metadata: ["userId": .string(session.user.id.lowercasedString)])
             return try Response.data(session, requestId: context.requestId, headers: [.cacheControl: "no-store"])
         }
     }

@@ -8,13 +8,20 @@ import PostgresNIO
 /// a family per sign-in. Refreshing spends the presented token and adds its successor to the
 /// family. A spent token presented again means it was copied: the family is revoked, unless
 /// it was spent moments ago, which is a client racing itself (two requests at once, or a
-/// retry after a lost response), and that client gets a fresh token instead.
+/// retry after a lost response).
+///
+/// Inside that grace window the racer gets the *same* successor, not another one: a thief
+/// racing the owner must not get a branch of the family of their own, which the owner's next
+/// refresh would never expose. The successor is derived from the spent token with a server
+/// secret (HMAC), so it can be handed out again without being stored in plain text; without
+/// the secret, the spent token says nothing about its successor.
 package struct RefreshTokens: Sendable {
     package static let lifetime: TimeInterval = 30 * 24 * 3600
     package static let reuseGrace: TimeInterval = 10
     /// Lets secret scanners recognise a leaked token.
     static let prefix = "ocr_"
 
+    let successorKey: SymmetricKey
     let logger: Logger
 
     package enum Rotation: Sendable, Equatable {
@@ -34,11 +41,17 @@ package struct RefreshTokens: Sendable {
         return prefix + Data(bytes).base64URLEncodedString()
     }
 
-    /// A new token in `familyId` (a new family for a sign-in).
+    /// The successor of `spent`: the same every time it is asked for.
+    func successor(of spent: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(spent.utf8), using: successorKey)
+        return Self.prefix + Data(mac).base64URLEncodedString()
+    }
+
+    /// A new token in `familyId` (a random one for a sign-in, a successor for a refresh).
     func issue(
-        userId: UUID, familyId: UUID, deviceName: String?, on connection: PostgresConnection
+        userId: UUID, familyId: UUID, deviceName: String?, token: String = Self.generate(),
+        on connection: PostgresConnection
     ) async throws -> (id: UUID, token: String) {
-        let token = Self.generate()
         let id = UUID.random()
         try await connection.query(
             """
@@ -71,14 +84,17 @@ package struct RefreshTokens: Sendable {
             try await revokeFamily(familyId, reason: "reuse", on: connection)
             return .reused(userId: userId, familyId: familyId)
         }
-        let successor = try await issue(
-            userId: userId, familyId: familyId, deviceName: deviceName, on: connection)
+        let successor = successor(of: token)
         if !rotated {
+            let issued = try await issue(
+                userId: userId, familyId: familyId, deviceName: deviceName, token: successor, on: connection)
             try await connection.query(
-                "UPDATE refresh_tokens SET rotated_at = NOW(), replaced_by = \(successor.id) WHERE id = \(id)",
+                "UPDATE refresh_tokens SET rotated_at = NOW(), replaced_by = \(issued.id) WHERE id = \(id)",
                 logger: logger)
         }
-        return .rotated(userId: userId, familyId: familyId, token: successor.token)
+        // Inside the grace window: the successor issued the first time (the row lock above
+        // made that one commit first), handed out again.
+        return .rotated(userId: userId, familyId: familyId, token: successor)
     }
 
     /// The owner and family of a token that is still live (not expired, not revoked).

@@ -41,18 +41,20 @@ struct SessionRoutes {
 
     func register(on router: Router<AppRequestContext>) {
         router.post("/api/v1/auth/apple") { request, context in
-            let client = context.clientAddress(of: request)
+            let client = context.clientAddress
             try await limiter.enforce(limits.signInPerIP, client: client)
             let body = try await request.decodeJSON(as: AppleSignInRequest.self, context: context)
             let deviceName = try Self.validatedDeviceName(body.deviceName)
             let name = body.fullName?.text.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            guard (name?.count ?? 0) <= 100 else { throw APIError.validation(["fullName": "at most 100 characters"]) }
+            guard (name?.databaseLength ?? 0) <= 100, name?.unicodeScalars.contains("\u{0}") != true else {
+                throw APIError.validation(["fullName": "at most 100 characters"])
+            }
             let identity: AppleIdentity
             do {
                 identity = try await apple.verify(body.identityToken, rawNonce: body.nonce)
             } catch let error as AppleIdentityError {
                 context.logger.notice(
-                    "Apple identity token refused", metadata: ["reason": .string("\(error)"), "ip": .string(client)])
+                    "Apple identity token refused", metadata: ["reason": .string("\(error)")])
                 throw error.apiError
             }
             try await limiter.enforce(limits.signInPerAccount, client: "apple:\(identity.subject)")
@@ -64,7 +66,7 @@ struct SessionRoutes {
         }
 
         router.post("/api/v1/auth/refresh") { request, context in
-            let client = context.clientAddress(of: request)
+            let client = context.clientAddress
             try await limiter.enforce(limits.refreshPerIP, client: client)
             let body = try await request.decodeJSON(as: RefreshRequest.self, context: context)
             try await limiter.enforce(limits.refreshPerToken, client: RefreshTokens.hash(body.refreshToken))
@@ -73,7 +75,7 @@ struct SessionRoutes {
         }
 
         router.delete("/api/v1/auth/logout") { request, context in
-            let client = context.clientAddress(of: request)
+            let client = context.clientAddress
             try await limiter.enforce(limits.logoutPerIP, client: client)
             let body = try await request.decodeJSON(as: RefreshRequest.self, context: context)
             let everywhere: Bool
@@ -89,7 +91,9 @@ struct SessionRoutes {
 
     static func validatedDeviceName(_ raw: String?) throws -> String? {
         guard let name = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else { return nil }
-        guard name.count <= 100 else { throw APIError.validation(["deviceName": "at most 100 characters"]) }
+        guard name.databaseLength <= 100, !name.unicodeScalars.contains("\u{0}") else {
+            throw APIError.validation(["deviceName": "at most 100 characters"])
+        }
         return name
     }
 }

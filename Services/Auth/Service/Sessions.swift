@@ -26,7 +26,7 @@ package struct Sessions: Sendable {
     package init(database: Database, issuer: TokenIssuer, logger: Logger) {
         self.database = database
         self.users = AuthUserStore(logger: logger)
-        self.refreshTokens = RefreshTokens(logger: logger)
+        self.refreshTokens = RefreshTokens(successorKey: issuer.keys.successorKey, logger: logger)
         self.issuer = issuer
         self.logger = logger
     }
@@ -36,7 +36,7 @@ package struct Sessions: Sendable {
         appleId: String, email: String?, displayName: String?, deviceName: String?, method: String,
         ipAddress: String
     ) async throws -> SessionResponse {
-        let (user, refreshToken) = try await database.transaction { connection in
+        let (user, refreshToken) = try await database.transaction(scope: .system) { connection in
             let user = try await users.upsert(
                 appleId: appleId, email: email, displayName: displayName, on: connection)
             let refresh = try await refreshTokens.issue(
@@ -52,7 +52,7 @@ package struct Sessions: Sendable {
 
     /// Spends `presented` for a new pair. A reuse revokes the family (committed) and answers 401.
     func refresh(_ presented: String, ipAddress: String) async throws -> SessionResponse {
-        let outcome: (RefreshTokens.Rotation, User?) = try await database.transaction { connection in
+        let outcome: (RefreshTokens.Rotation, User?) = try await database.transaction(scope: .system) { connection in
             let rotation = try await refreshTokens.rotate(presented, on: connection)
             switch rotation {
             case .rotated(let userId, _, _):
@@ -76,8 +76,8 @@ package struct Sessions: Sendable {
             logger.warning(
                 "refresh token reused; session family revoked",
                 metadata: [
-                    "userId": .string(userId.uuidString.lowercased()),
-                    "familyId": .string(familyId.uuidString.lowercased()), "ip": .string(ipAddress),
+                    "userId": .string(userId.lowercasedString),
+                    "familyId": .string(familyId.lowercasedString),
                 ])
             throw APIError.unauthenticated(
                 "REFRESH_TOKEN_REUSED", "This refresh token was already used; sign in again")
@@ -93,7 +93,7 @@ package struct Sessions: Sendable {
     /// Ends the presented token's session, or with `everywhere` every session of its user.
     /// Logging out of an already ended session succeeds; an unknown token is a 401.
     func logout(_ presented: String, everywhere: Bool, ipAddress: String) async throws {
-        try await database.transaction { connection in
+        try await database.transaction(scope: .system) { connection in
             guard let owner = try await refreshTokens.owner(of: presented, on: connection) else {
                 guard try await refreshTokens.isKnown(presented, on: connection) else {
                     throw APIError.unauthenticated("REFRESH_TOKEN_INVALID", "The refresh token is not valid")

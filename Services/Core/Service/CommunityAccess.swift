@@ -17,7 +17,7 @@ struct CommunityAccess: Sendable {
         var record: CommunityRecord
         var membership: Membership
         /// The cache generation the caller's view was read under, for storing what it loads.
-        var generation: String
+        var generation: String?
         /// The first members page, when asked for and cached.
         var cachedMembers: [CommunityCache.CachedMember]?
         var community: Community { record.community(role: membership.role) }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OrbitCoveInfra
 import OrbitCoveModels
+import Synchronization
 
 /// Cache-aside in Redis for what nearly every request reads: a community's row, whether (and
 /// as what) a user belongs to it, and the first page of its members.
@@ -13,10 +14,22 @@ import OrbitCoveModels
 /// stores them afterwards stores them under the old generation, where nobody looks, so the
 /// race that plain "delete the key" invalidation has cannot serve stale rows. Redis being
 /// down only costs database reads.
+///
+/// When Redis fails, requests carry on from PostgreSQL. A read that could not learn the
+/// generation stores nothing, and an invalidation that could not reach Redis is remembered
+/// and retried: until it lands, this process reads that community past the cache, so a
+/// change made during an outage is not undone by old entries when Redis comes back.
 struct CommunityCache: Sendable {
     let redis: RedisClient
     let ttlSeconds: Int
     let logger: Logger
+    private let pending = PendingInvalidations()
+
+    init(redis: RedisClient, ttlSeconds: Int, logger: Logger) {
+        self.redis = redis
+        self.ttlSeconds = ttlSeconds
+        self.logger = logger
+    }
 
     /// A membership as cached: the role, or `nil` for "not a member" (cached too, so probing
     /// a community one does not belong to does not reach the database every time).
@@ -32,7 +45,8 @@ struct CommunityCache: Sendable {
 
     /// What the cache holds for one community and user, read in one round trip.
     struct Snapshot: Sendable {
-        var generation = "0"
+        /// `nil` when the cache could not be read: then nothing read from the database is stored.
+        var generation: String?
         var record: CommunityRecord?
         var membership: CachedMembership?
         var membersPage: [CachedMember]?
@@ -57,6 +71,10 @@ struct CommunityCache: Sendable {
         """)
 
     func lookup(_ communityId: UUID, _ userId: UUID, membersPageLimit: Int? = nil) async -> Snapshot {
+        if pending.contains(communityId) {
+            await invalidate(communityId)
+            if pending.contains(communityId) { return Snapshot() }
+        }
         do {
             let reply = try await redis.evaluate(
                 Self.lookupScript, keys: [Self.generationKey(communityId)],
@@ -74,15 +92,18 @@ struct CommunityCache: Sendable {
         }
     }
 
-    func store(_ record: CommunityRecord, generation: String) async {
+    func store(_ record: CommunityRecord, generation: String?) async {
+        guard let generation else { return }
         await write(record, to: Self.prefix(record.id) + generation + ":community")
     }
 
-    func store(_ membership: CachedMembership, _ communityId: UUID, _ userId: UUID, generation: String) async {
+    func store(_ membership: CachedMembership, _ communityId: UUID, _ userId: UUID, generation: String?) async {
+        guard let generation else { return }
         await write(membership, to: Self.prefix(communityId) + generation + ":member:" + Self.id(userId))
     }
 
-    func storeMembersPage(_ page: [CachedMember], _ communityId: UUID, limit: Int, generation: String) async {
+    func storeMembersPage(_ page: [CachedMember], _ communityId: UUID, limit: Int, generation: String?) async {
+        guard let generation else { return }
         await write(page, to: Self.prefix(communityId) + generation + ":members:\(limit)")
     }
 
@@ -93,16 +114,19 @@ struct CommunityCache: Sendable {
             _ = try await redis.evaluate(
                 Self.invalidateScript, keys: [Self.generationKey(communityId)],
                 arguments: [String(2 * ttlSeconds + 60)])
+            pending.remove(communityId)
         } catch {
-            // Entries would outlive the change: say so loudly. They expire within ttlSeconds,
-            // and the database's row-level security refuses the rows meanwhile.
+            // Entries would outlive the change: remembered and retried (see the type's note);
+            // other replicas' entries expire within ttlSeconds, and row-level security refuses
+            // the rows meanwhile.
+            pending.insert(communityId)
             logger.error(
                 "cache invalidation failed",
                 metadata: ["communityId": .string(Self.id(communityId)), "error": .string("\(error)")])
         }
     }
 
-    static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+    static func id(_ uuid: UUID) -> String { uuid.lowercasedString }
     static func prefix(_ communityId: UUID) -> String { "core:community:\(id(communityId)):" }
     static func generationKey(_ communityId: UUID) -> String { prefix(communityId) + "generation" }
 
@@ -117,6 +141,30 @@ struct CommunityCache: Sendable {
             try await redis.set(key, text, expiresIn: ttlSeconds)
         } catch {
             logger.debug("cache write failed", metadata: ["key": .string(key), "error": .string("\(error)")])
+        }
+    }
+}
+
+/// Communities whose invalidation has not reached Redis yet.
+private final class PendingInvalidations: Sendable {
+    private let ids = Mutex<Set<UUID>>([])
+    /// A fast path: nearly always nothing is pending, and then no lock is taken.
+    private let count = Atomic<Int>(0)
+
+    func contains(_ id: UUID) -> Bool {
+        count.load(ordering: .relaxed) > 0 && ids.withLock { $0.contains(id) }
+    }
+
+    func insert(_ id: UUID) {
+        ids.withLock { ids in
+            if ids.insert(id).inserted { count.add(1, ordering: .relaxed) }
+        }
+    }
+
+    func remove(_ id: UUID) {
+        guard count.load(ordering: .relaxed) > 0 else { return }
+        ids.withLock { ids in
+            if ids.remove(id) != nil { count.subtract(1, ordering: .relaxed) }
         }
     }
 }

@@ -14,7 +14,7 @@ struct CommunityRoutes {
             let community = try await store.create(new, by: userId, traceparent: context.traceparent)
             return try Response.data(
                 community, status: .created, requestId: context.requestId,
-                headers: [.location: "/api/v1/communities/\(community.id.uuidString.lowercased())"])
+                headers: [.location: "/api/v1/communities/\(community.id.lowercasedString)"])
         }
 
         router.get("/api/v1/communities/:communityId") { _, context in
@@ -85,7 +85,9 @@ struct CommunityRoutes {
         changes.iconUrl = reader.url("iconUrl")
         if let patch = reader.object("settings") {
             let merged = CommunitySettings.merging(patch, into: current.settings, problems: &reader.problems)
-            changes.settings = merged
+            let encoded = try JSONCoding.decoder.decode(
+                [String: JSONValue].self, from: try JSONCoding.encoder.encode(merged))
+            changes.settingsPatch = encoded.filter { patch[$0.key] != nil }
             changes.fields += patch.keys.sorted().map { "settings.\($0)" }
         }
         try reader.check()

@@ -35,7 +35,9 @@ package struct CommunityStore: Sendable {
         var name: String?
         var description: Change<String> = .keep
         var iconUrl: Change<String> = .keep
-        var settings: CommunitySettings?
+        /// Only the settings the request named, validated: merged into the stored settings by
+        /// PostgreSQL, so two admins changing different settings at once both keep their change.
+        var settingsPatch: [String: JSONValue]?
         /// `name`, `description`, `settings.timezone`, ...: for the audit entry and the message.
         var fields: [String] = []
     }
@@ -69,20 +71,23 @@ package struct CommunityStore: Sendable {
         _ granted: CommunityAccess.Granted, with changes: Changes, by userId: UUID, request: RequestFacts
     ) async throws -> Community {
         let id = granted.record.id
-        let settingsJSON = try changes.settings.map {
+        let settingsJSON = try changes.settingsPatch.map {
             String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self)
         }
         return try await database.transaction(userId: userId) { connection in
-            try await connection.query(
+            let updated = try await connection.query(
                 """
                 UPDATE communities SET
                     name = coalesce(\(changes.name), name),
                     description = CASE \(changes.description.tag) WHEN 'keep' THEN description ELSE \(changes.description.value) END,
                     icon_url = CASE \(changes.iconUrl.tag) WHEN 'keep' THEN icon_url ELSE \(changes.iconUrl.value) END,
-                    settings = coalesce(\(settingsJSON)::jsonb, settings),
+                    settings = settings || coalesce(\(settingsJSON)::jsonb, '{}'::jsonb),
                     updated_at = NOW()
                 WHERE id = \(id) AND deleted_at IS NULL
+                RETURNING 1
                 """, logger: logger)
+            // Deleted meanwhile: nothing changed, nothing to record.
+            guard try await updated.collect().count == 1 else { throw CommunityAccess.notFound }
             guard let record = try await Self.record(id, on: connection, logger: logger) else {
                 throw APIError.internalError
             }
@@ -102,9 +107,14 @@ package struct CommunityStore: Sendable {
     func delete(_ granted: CommunityAccess.Granted, by userId: UUID, request: RequestFacts) async throws {
         let id = granted.record.id
         try await database.transaction(userId: userId) { connection in
-            try await connection.query(
-                "UPDATE communities SET deleted_at = NOW(), deleted_by = \(userId) WHERE id = \(id) AND deleted_at IS NULL",
-                logger: logger)
+            let deleted = try await connection.query(
+                """
+                UPDATE communities SET deleted_at = NOW(), deleted_by = \(userId)
+                WHERE id = \(id) AND deleted_at IS NULL
+                RETURNING 1
+                """, logger: logger)
+            // Someone else deleted it first: their deletion is the one recorded.
+            guard try await deleted.collect().count == 1 else { return }
             try await request.recordChange(
                 "community.deleted", by: userId, in: id, target: ("community", id),
                 announcing: CommunityUpdated(

@@ -20,8 +20,10 @@ package enum CoreApplication {
     ) throws -> ServiceParts {
         let settings = runtime.settings
         let core = try CoreSettings(environment: environment)
-        let database = try Database(url: settings.databaseURL, logger: runtime.logger("postgres"))
-        let redis = try RedisClient(url: settings.redisURL, logger: runtime.logger("redis"))
+        let database = try Database(
+            url: settings.databaseURL, connectionWait: settings.databaseWait, logger: runtime.logger("postgres"))
+        let redis = try RedisClient(
+            url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
         let publisher = AMQPPublisher(
             settings: try runtime.amqpSettings(role: "publisher"), topology: .forQueues(QueueName.allCases),
             logger: runtime.logger("amqp"))

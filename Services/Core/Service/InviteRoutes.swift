@@ -77,6 +77,6 @@ struct InviteRoutes {
     private func limitLookups(_ request: Request, _ context: AppRequestContext) async throws {
         let userId = try context.requireUser()
         try await limiter.enforce(lookupLimit, client: "user:\(userId.uuidString)")
-        try await limiter.enforce(lookupLimit, client: "ip:\(context.clientAddress(of: request))")
+        try await limiter.enforce(lookupLimit, client: "ip:\(context.clientAddress)")
     }
 }

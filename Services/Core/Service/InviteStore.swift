@@ -28,6 +28,9 @@ struct InviteStore: Sendable {
     }
 
     static let notFound = APIError.notFound("INVITE_NOT_FOUND", "No such invite code")
+    static let removedMember = APIError(
+        .forbidden, code: "REMOVED_FROM_COMMUNITY",
+        message: "An admin removed you from this community; an admin has to let you back in first")
 
     func create(
         in granted: CommunityAccess.Granted, by userId: UUID, maxUses: Int?, expiresInHours: Int?,
@@ -142,6 +145,13 @@ struct InviteStore: Sendable {
                 SELECT 1 FROM members WHERE community_id = \(invite.communityId) AND user_id = \(userId) AND left_at IS NULL
                 """, logger: logger)
             for try await _ in member { return Joined(communityId: invite.communityId, isNew: false) }
+            // Someone an admin removed needs an admin to let them back, not just any live code.
+            let removed = try await connection.query(
+                """
+                SELECT 1 FROM members
+                WHERE community_id = \(invite.communityId) AND user_id = \(userId) AND removed_by IS NOT NULL
+                """, logger: logger)
+            for try await _ in removed { throw Self.removedMember }
             try invite.requireActive()
             let rows = try await connection.query(
                 """
@@ -164,7 +174,8 @@ struct InviteStore: Sendable {
             try await request.recordChange(
                 "member.added", by: userId, in: invite.communityId, target: ("user", userId),
                 metadata: [
-                    "inviteId": .string(invite.id.uuidString), "invitedBy": .string(invite.createdBy.uuidString),
+                    "inviteId": .string(invite.id.lowercasedString),
+                    "invitedBy": .string(invite.createdBy.lowercasedString),
                 ],
                 announcing: MemberJoined(
                     communityId: invite.communityId, communityName: invite.communityName, userId: userId,

@@ -51,6 +51,14 @@ struct MemberRoutes {
             return Response(status: .noContent)
         }
 
+        router.post("/api/v1/communities/:communityId/members/:userId/readmit") { request, context in
+            let actor = try context.requireUser()
+            let granted = try await access.require(.removeMembers, in: context.communityId(), by: actor)
+            try await store.readmit(
+                try context.memberId(), in: granted, by: actor, request: RequestFacts(request, context))
+            return Response(status: .noContent)
+        }
+
         router.post("/api/v1/communities/:communityId/leave") { request, context in
             let userId = try context.requireUser()
             let granted = try await access.require(.viewContent, in: context.communityId(), by: userId)

@@ -48,11 +48,13 @@ struct MemberStore: Sendable {
             if current.role == .admin, try await counts(community.id, on: connection).admins <= 1 {
                 throw Self.lastAdmin
             }
-            try await connection.query(
+            let updated = try await connection.query(
                 """
                 UPDATE members SET role = \(role.rawValue)::member_role
                 WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                RETURNING 1
                 """, logger: logger)
+            guard try await updated.collect().count == 1 else { throw Self.memberNotFound }
             try await request.recordChange(
                 "member.role_changed", by: actor, in: community.id, target: ("user", target),
                 metadata: ["from": .string(current.role.rawValue), "to": .string(role.rawValue)],
@@ -80,16 +82,42 @@ struct MemberStore: Sendable {
             try await Self.lock(community.id, on: connection, logger: logger)
             _ = try await member(target, of: community.id, on: connection)
             if target == community.createdBy { throw Self.creatorProtected }
-            try await connection.query(
+            let removed = try await connection.query(
                 """
                 UPDATE members SET left_at = NOW(), removed_by = \(actor)
                 WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                RETURNING 1
                 """, logger: logger)
+            guard try await removed.collect().count == 1 else { throw Self.memberNotFound }
             try await request.recordChange(
                 "member.removed", by: actor, in: community.id, target: ("user", target),
                 announcing: MemberRemoved(
                     communityId: community.id, communityName: community.name, userId: target, removedBy: actor),
                 on: connection, logger: logger)
+        }
+    }
+
+    /// Lets a removed member back: they may join again with an invite code. Nothing happens
+    /// (and nothing is recorded) for someone who was not removed.
+    func readmit(
+        _ target: UUID, in granted: CommunityAccess.Granted, by actor: UUID, request: RequestFacts
+    )
+        async throws
+    {
+        let community = granted.record
+        try await database.transaction(userId: actor) { connection in
+            try await Self.lock(community.id, on: connection, logger: logger)
+            let rows = try await connection.query(
+                """
+                UPDATE members SET removed_by = NULL
+                WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NOT NULL
+                  AND removed_by IS NOT NULL
+                RETURNING 1
+                """, logger: logger)
+            guard try await rows.collect().count == 1 else { throw Self.notRemoved }
+            try await AuditLog.record(
+                "member.readmitted", userId: actor, communityId: community.id, targetType: "user", targetId: target,
+                ipAddress: request.clientAddress, on: connection, logger: logger)
         }
     }
 
@@ -108,11 +136,13 @@ struct MemberStore: Sendable {
                             message: "You are the only member; delete the community instead of leaving it")
                 }
             }
-            try await connection.query(
+            let left = try await connection.query(
                 """
                 UPDATE members SET left_at = NOW()
                 WHERE community_id = \(community.id) AND user_id = \(user) AND left_at IS NULL
+                RETURNING 1
                 """, logger: logger)
+            guard try await left.collect().count == 1 else { throw Self.memberNotFound }
             try await request.recordChange(
                 "member.left", by: user, in: community.id, target: ("user", user),
                 announcing: MemberLeft(
@@ -142,11 +172,12 @@ struct MemberStore: Sendable {
         .conflict, code: "LAST_ADMIN", message: "A community needs an admin; make someone else an admin first")
     static let creatorProtected = APIError(
         .forbidden, code: "CREATOR_PROTECTED", message: "Only the community's creator can change their own membership")
+    static let notRemoved = APIError.notFound("MEMBER_NOT_REMOVED", "Nobody by that id was removed from this community")
     static let memberNotFound = APIError.notFound("MEMBER_NOT_FOUND", "No such member in this community")
 
     /// Serialises membership changes of one community until the transaction ends.
     static func lock(_ communityId: UUID, on connection: PostgresConnection, logger: Logger) async throws {
-        let key = "members:\(communityId.uuidString.lowercased())"
+        let key = "members:\(communityId.lowercasedString)"
         try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
     }
 

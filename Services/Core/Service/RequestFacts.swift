@@ -12,7 +12,7 @@ struct RequestFacts: Sendable {
     var traceparent: String?
 
     init(_ request: Request, _ context: AppRequestContext) {
-        self.clientAddress = context.clientAddress(of: request)
+        self.clientAddress = context.clientAddress
         self.traceparent = context.traceparent.isEmpty ? nil : context.traceparent
     }
 }

@@ -90,7 +90,7 @@ struct RetentionJobs: Service {
                     revoked_reason = coalesce(revoked_reason, 'account_deleted')
                 WHERE user_id = \(userId)
                 """, logger: logger)
-            let tag = userId.uuidString.lowercased()
+            let tag = userId.lowercasedString
             try await connection.query(
                 """
                 UPDATE users SET display_name = '[Deleted User]', email = \("deleted-\(tag)@deleted.invalid"),

@@ -37,7 +37,7 @@ struct FieldReader {
         FieldReader(try await request.decodeJSON(as: [String: JSONValue].self, context: context), allowed: allowed)
     }
 
-    /// A trimmed text of 1...`maxLength` characters.
+    /// A trimmed text of 1...`maxLength` characters, counted as PostgreSQL counts them.
     mutating func text(_ key: String, maxLength: Int, required: Bool = false) -> Change<String> {
         switch fields[key] {
         case nil:
@@ -52,8 +52,12 @@ struct FieldReader {
                 problems[key] = "must not be empty"
                 return .keep
             }
-            guard value.count <= maxLength else {
+            guard value.databaseLength <= maxLength else {
                 problems[key] = "must be at most \(maxLength) characters"
+                return .keep
+            }
+            guard !value.unicodeScalars.contains("\u{0}") else {
+                problems[key] = "must not contain NUL characters"
                 return .keep
             }
             return value.isEmpty ? .clear : .set(value)

@@ -16,8 +16,8 @@ enum CommunityNews {
         _ audience: Audience, community: UUID, title: String, body: String, subject: UUID?,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
-        var data: [String: JSONValue] = ["communityId": .string(community.uuidString)]
-        if let subject { data["userId"] = .string(subject.uuidString) }
+        var data: [String: JSONValue] = ["communityId": .string(community.lowercasedString)]
+        if let subject { data["userId"] = .string(subject.lowercasedString) }
         for userId in try await recipients(audience, on: connection, logger: logger) {
             try await NotificationStore.record(
                 userId: userId, communityId: community, type: .communityUpdate, title: title, body: body, data: data,

@@ -28,7 +28,17 @@ package struct NotificationStore: Sendable {
     ) async throws
         -> [NotificationRecord]
     {
-        let rows = try await database.client.query(
+        try await database.transaction(userId: userId) { connection in
+            try await Self.page(
+                for: userId, after: cursor, limit: limit, unreadOnly: unreadOnly, on: connection, logger: logger)
+        }
+    }
+
+    private static func page(
+        for userId: UUID, after cursor: PageCursor?, limit: Int, unreadOnly: Bool, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [NotificationRecord] {
+        let rows = try await connection.query(
             """
             SELECT id, community_id, type::text, title, body, data::text, read_at, created_at
             FROM notifications

@@ -28,7 +28,7 @@ package enum NotificationsApplication {
                 userId: envelope.data.createdBy, communityId: envelope.data.communityId, type: .communityUpdate,
                 title: "\(envelope.data.name) is ready",
                 body: "Invite members with an invite code from the community's settings.",
-                data: ["communityId": .string(envelope.data.communityId.uuidString)],
+                data: ["communityId": .string(envelope.data.communityId.lowercasedString)],
                 on: connection, logger: logger)
         }
         handlers.on(MemberJoined.self) { envelope, connection, logger in

@@ -121,7 +121,7 @@ final class AMQPConnection {
             | ORBIT_AMQP_FLAG_TYPE | ORBIT_AMQP_FLAG_TIMESTAMP | ORBIT_AMQP_FLAG_HEADERS | ORBIT_AMQP_FLAG_APP_ID
         properties.content_type = storage.bytes("application/json")
         properties.delivery_mode = 2
-        properties.message_id = storage.bytes(message.id.uuidString.lowercased())
+        properties.message_id = storage.bytes(message.id.lowercasedString)
         properties.type = storage.bytes(message.type)
         properties.timestamp = UInt64(Date().timeIntervalSince1970)
         properties.app_id = storage.bytes(message.appId)

@@ -32,6 +32,10 @@ package final class AMQPConsumer: Service, Sendable {
     private let logger: Logger
     private let handler: Handler
     private let drainTimeout: Duration
+    private let consuming = Flag()
+
+    /// Whether a connection is consuming right now (for `/ready`: no probe connection needed).
+    package var isConsuming: Bool { consuming.isSet }
 
     package init(
         settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int = 16,
@@ -64,6 +68,7 @@ package final class AMQPConsumer: Service, Sendable {
         await withGracefulShutdownHandler {
             while !control.isStopping {
                 do {
+                    defer { consuming.set(false) }
                     try await session(on: thread, control: control)
                 } catch {
                     guard !control.isStopping else { break }
@@ -95,6 +100,7 @@ package final class AMQPConsumer: Service, Sendable {
         let (settings, queue, topology, prefetch, drainTimeout, logger) =
             (self.settings, self.queue, self.topology, self.prefetch, self.drainTimeout, self.logger)
         let handler = self.handler
+        let consuming = self.consuming
 
         // Started outside the executor preference: this task waits for the thread, it must not wait on it.
         async let loop: Void = thread.runIfActive {
@@ -102,7 +108,8 @@ package final class AMQPConsumer: Service, Sendable {
             try control.serve {
                 try Self.blockingLoop(
                     settings: settings, queue: queue, topology: topology, prefetch: prefetch,
-                    drainTimeout: drainTimeout, control: control, generation: generation, sink: sink, logger: logger)
+                    drainTimeout: drainTimeout, control: control, generation: generation, sink: sink, logger: logger,
+                    consuming: consuming)
             }
         }
         await withTaskExecutorPreference(control) {
@@ -132,13 +139,15 @@ package final class AMQPConsumer: Service, Sendable {
 
     private static func blockingLoop(
         settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int, drainTimeout: Duration,
-        control: ConsumerControl, generation: Int, sink: AsyncStream<[IncomingMessage]>.Continuation, logger: Logger
+        control: ConsumerControl, generation: Int, sink: AsyncStream<[IncomingMessage]>.Continuation, logger: Logger,
+        consuming: Flag
     ) throws {
         let connection = try AMQPConnection(settings: settings)
         do {
             try connection.declare(topology)
             try connection.startConsuming(queue: queue, prefetch: prefetch, consumerTag: settings.connectionName)
             control.consumed()
+            consuming.set(true)
             logger.info("consuming", metadata: ["queue": .string(queue), "prefetch": .stringConvertible(prefetch)])
             var drainDeadline: ContinuousClock.Instant?
             while true {
@@ -383,4 +392,11 @@ package struct Backoff: Sendable {
     }
 
     package mutating func reset() { attempt = 0 }
+}
+
+/// A boolean shared between the consumer's thread and the async side.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set(_ newValue: Bool) { value.store(newValue, ordering: .relaxed) }
 }

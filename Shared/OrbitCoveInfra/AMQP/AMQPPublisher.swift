@@ -6,6 +6,11 @@ import ServiceLifecycle
 /// Publishes persistent messages with publisher confirms over one connection that lives on its
 /// own thread. A batch is published as a window and then its confirms are awaited together.
 /// A broken connection is dropped and re-opened (and the topology re-declared) on next use.
+///
+/// rabbitmq-c only answers heartbeats when it is called, so while the publisher runs it
+/// services its idle connection every half heartbeat interval; otherwise a publisher that sat
+/// idle (a queue worker's, between failures) would find its connection dropped by the broker.
+/// And a publish that finds its connection dead is tried once more on a fresh one.
 package final class AMQPPublisher: Service, Sendable {
     private let settings: AMQPSettings
     private let topology: QueueTopology
@@ -32,12 +37,19 @@ package final class AMQPPublisher: Service, Sendable {
         guard !messages.isEmpty else { return [] }
         let (settings, topology, state, timeout) = (self.settings, self.topology, self.state, self.confirmTimeout)
         return try await thread.runIfActive {
-            let connection = try state.connection(settings: settings, topology: topology)
-            do {
-                return try Self.publishAndConfirm(messages, on: connection, state: state, timeout: timeout)
-            } catch {
-                state.drop()
-                throw error
+            var attempt = 1
+            while true {
+                let reused = state.current != nil
+                let connection = try state.connection(settings: settings, topology: topology)
+                do {
+                    return try Self.publishAndConfirm(messages, on: connection, state: state, timeout: timeout)
+                } catch {
+                    state.drop()
+                    // Only a connection that had sat idle earns a second try: a fresh one that
+                    // fails says the broker is in trouble, and the caller's back-off applies.
+                    guard reused, attempt == 1, !error.isConfirmTimeout else { throw error }
+                    attempt += 1
+                }
             }
         }
     }
@@ -64,7 +76,13 @@ package final class AMQPPublisher: Service, Sendable {
     }
 
     package func run() async throws {
-        try? await gracefulShutdown()
+        let interval = Duration.seconds(max(1, settings.heartbeatSeconds)) / 2
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                await self.keepAlive()
+            }
+        }
         let state = self.state
         _ = try? await thread.runIfActive { state.close() }
         try await thread.shutdownGracefully()
@@ -86,7 +104,7 @@ package final class AMQPPublisher: Service, Sendable {
             switch try connection.nextConfirmFrame(timeout: .milliseconds(200)) {
             case .ack(let tag, let multiple):
                 for key in settled(pending, tag: tag, multiple: multiple) {
-                    if let id = pending.removeValue(forKey: key), !returned.contains(id.uuidString.lowercased()) {
+                    if let id = pending.removeValue(forKey: key), !returned.contains(id.lowercasedString) {
                         confirmed.insert(id)
                     }
                 }
@@ -135,4 +153,11 @@ private final class PublisherState: @unchecked Sendable {
     }
 
     func close() { current = nil }
+}
+
+extension Error {
+    fileprivate var isConfirmTimeout: Bool {
+        if case .confirmTimeout = self as? AMQPError { return true }
+        return false
+    }
 }

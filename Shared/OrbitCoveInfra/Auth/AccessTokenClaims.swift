@@ -14,12 +14,12 @@ package struct AccessTokenClaims: JWTPayload, Equatable {
     package init(issuer: String, audience: String, userId: UUID, issuedAt: Date, lifetime: TimeInterval) {
         self.iss = IssuerClaim(value: issuer)
         self.aud = AudienceClaim(value: [audience])
-        self.sub = SubjectClaim(value: userId.uuidString.lowercased())
+        self.sub = SubjectClaim(value: userId.lowercasedString)
         // Whole seconds: NumericDate may carry fractions, but not every JWT library accepts them.
         let issued = Date(timeIntervalSince1970: issuedAt.timeIntervalSince1970.rounded(.down))
         self.iat = IssuedAtClaim(value: issued)
         self.exp = ExpirationClaim(value: issued.addingTimeInterval(lifetime.rounded(.down)))
-        self.jti = IDClaim(value: UUID.random().uuidString.lowercased())
+        self.jti = IDClaim(value: UUID.random().lowercasedString)
     }
 
     /// Signature aside, what JWTKit checks; issuer and audience are checked by the verifier,

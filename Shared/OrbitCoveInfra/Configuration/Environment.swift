@@ -25,6 +25,15 @@ package struct Environment: Sendable {
         return value
     }
 
+    /// An integer that must lie in `range` (a timeout of zero or a negative size is a mistake).
+    package func int(_ name: String, default fallback: Int, in range: ClosedRange<Int>) throws -> Int {
+        let value = try int(name, default: fallback)
+        guard range.contains(value) else {
+            throw ConfigurationError(variable: name, reason: "must be from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
     package func bool(_ name: String, default fallback: Bool) throws -> Bool {
         guard let raw = optionalString(name)?.lowercased() else { return fallback }
         switch raw {

@@ -9,19 +9,30 @@ package struct AppRequestContext: RequestContext {
     package var userId: UUID?
     /// W3C trace context of this request, carried into the messages it causes.
     package var traceparent: String = ""
-    /// The peer's address; behind the gateway that is the gateway, see ``clientAddress(of:)``.
+    /// The peer's address; behind the gateway that is the gateway, see ``clientAddress``.
     package let peerAddress: String?
+    /// The client's IP address, as ``RequestIdMiddleware`` settled it: the gateway's
+    /// `X-Real-IP` when the peer is a trusted proxy, otherwise the peer itself. For rate limits
+    /// and the audit log; never written to logs.
+    package var clientAddress: String = "unknown"
 
     package init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
-    /// The client's IP address: the gateway's `X-Real-IP` (which it always overwrites) when
-    /// the request came through it, otherwise the peer's. Services listen on loopback or a
-    /// private network only, so the header cannot come from a client directly.
-    package func clientAddress(of request: Request) -> String {
-        request.headers[.realIP] ?? peerAddress ?? "unknown"
+    func resolveClientAddress(of request: Request, trustedProxies: Set<String>) -> String {
+        Self.clientAddress(peer: peerAddress, forwarded: request.headers[.realIP], trustedProxies: trustedProxies)
+    }
+
+    /// Believes `X-Real-IP` (which the gateway always overwrites) only from a trusted proxy;
+    /// anyone else could claim any address and spend someone else's rate limit. A request with
+    /// no peer at all never crossed a network (in-process router tests).
+    package static func clientAddress(peer: String?, forwarded: String?, trustedProxies: Set<String>) -> String {
+        let forwarded = forwarded.flatMap { $0.isEmpty ? nil : $0 }
+        guard let peer else { return forwarded ?? "unknown" }
+        guard trustedProxies.contains(peer), let forwarded else { return peer }
+        return forwarded
     }
 
     /// The authenticated user, or `401 UNAUTHENTICATED` for a route that needs one.

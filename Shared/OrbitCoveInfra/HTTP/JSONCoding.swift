@@ -2,17 +2,12 @@ import Foundation
 import Hummingbird
 import OrbitCoveModels
 
-/// One JSON configuration for requests, responses and messages: ISO 8601 dates, sorted keys.
+/// One JSON configuration for requests, responses and messages: ISO 8601 dates, sorted keys,
+/// lower-case UUIDs.
 package enum JSONCoding {
-    package static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(formatTimestamp(date))
-        }
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    /// Like a `JSONEncoder` with sorted keys, unescaped slashes and ``formatTimestamp(_:)`` for
+    /// dates, but with UUIDs in lower case (RFC 9562), and about three times as fast.
+    package static let encoder = OrbitJSONEncoder(formattingDatesWith: formatTimestamp)
 
     package static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
@@ -132,7 +127,7 @@ extension Response {
     ) throws -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
-        let bytes = try JSONCoding.encoder.encode(body)
+        let bytes = try JSONCoding.encoder.encodeBytes(body)
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }

@@ -4,43 +4,65 @@ import NIOCore
 import OrbitCoveModels
 import PostgresNIO
 
-/// A keyset position `(createdAt, id)` in a newest-first list, opaque to clients.
+/// A keyset position `(createdAt, id)` in a list, opaque to clients. The time is kept in
+/// microseconds since 1970, as PostgreSQL stores it, so the position is exact and a cursor
+/// from a client never goes through floating point on its way back to the database.
 package struct PageCursor: Sendable, Equatable {
-    package var createdAt: Date
+    package var microseconds: Int64
     package var id: UUID
 
     package static let defaultLimit = 20
     package static let maxLimit = 100
 
+    /// Years 1 to 9999: every time this API writes, and far inside what PostgreSQL and
+    /// `Date` can hold, so no arithmetic on an accepted cursor can overflow.
+    static let validMicroseconds: ClosedRange<Int64> = -62_135_596_800_000_000...253_402_300_799_999_999
+
     package init(createdAt: Date, id: UUID) {
-        self.createdAt = createdAt
+        let micros = (createdAt.timeIntervalSince1970 * 1_000_000).rounded()
+        self.microseconds = Int64(
+            clamping: micros.isFinite ? micros : 0, within: Self.validMicroseconds)
         self.id = id
     }
 
     package init(token: String) throws {
-        guard let data = Data(base64URLEncoded: token), let text = String(data: data, encoding: .utf8) else {
-            throw APIError.validation(["cursor": "is not a cursor this API issued"])
-        }
-        let parts = text.split(separator: "|")
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else {
-            throw APIError.validation(["cursor": "is not a cursor this API issued"])
-        }
-        self.createdAt = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+        let invalid = APIError.validation(["cursor": "is not a cursor this API issued"])
+        guard token.utf8.count <= 200, let data = Data(base64URLEncoded: token),
+            let text = String(data: data, encoding: .utf8)
+        else { throw invalid }
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+        guard parts.count == 2, let micros = Int64(parts[0]), Self.validMicroseconds.contains(micros),
+            let id = UUID(uuidString: String(parts[1]))
+        else { throw invalid }
+        self.microseconds = micros
         self.id = id
     }
 
-    /// Microseconds, as PostgreSQL stores timestamps, so the position is exact.
+    package var createdAt: Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
+
     package var token: String {
-        let micros = Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded())
-        return Data("\(micros)|\(id.uuidString.lowercased())".utf8).base64URLEncodedString()
+        Data("\(microseconds)|\(id.lowercasedString)".utf8).base64URLEncodedString()
     }
 
     package static func limit(from text: String?) throws -> Int {
         guard let text else { return defaultLimit }
         guard let value = Int(text), (1...maxLimit).contains(value) else {
-            throw APIError.validation(["limit": "must be between 1 and \(maxLimit)"])
+            throw APIError.validation(["limit": "must be a whole number from 1 to \(maxLimit)"])
         }
         return value
+    }
+}
+
+extension Int64 {
+    /// `value` (already whole) as an Int64 within `range`, without trapping on anything.
+    init(clamping value: Double, within range: ClosedRange<Int64>) {
+        if value <= Double(range.lowerBound) {
+            self = range.lowerBound
+        } else if value >= Double(range.upperBound) {
+            self = range.upperBound
+        } else {
+            self = Int64(value)
+        }
     }
 }
 
@@ -64,9 +86,9 @@ package struct ExactTimestamp: PostgresEncodable, Sendable {
 }
 
 extension PageCursor {
+    /// Cannot overflow: ``validMicroseconds`` keeps the value far from Int64's ends.
     package var exactCreatedAt: ExactTimestamp {
-        let micros = Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded())
-        return ExactTimestamp(microsecondsSince2000: micros - 946_684_800_000_000)
+        ExactTimestamp(microsecondsSince2000: microseconds - 946_684_800_000_000)
     }
 }
 

@@ -15,19 +15,27 @@ extension HTTPField.Name {
 }
 
 /// Takes the gateway's `X-Request-Id` (or makes one), puts it on every log record of the
-/// request and on the response, names the answering service, and logs one line per request.
+/// request and on the response, settles the client's address, names the answering service,
+/// and logs one line per request. The line names the route as registered
+/// (`/api/v1/invites/:code`), not the path: paths carry bearer secrets (invite codes, feed
+/// tokens), and logs hold no personal data beyond ids.
 package struct RequestIdMiddleware: RouterMiddleware {
     package typealias Context = AppRequestContext
     let service: String
+    let trustedProxies: Set<String>
 
-    package init(service: String) { self.service = service }
+    package init(service: String, trustedProxies: Set<String> = ["127.0.0.1", "::1"]) {
+        self.service = service
+        self.trustedProxies = trustedProxies
+    }
 
     package func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
         let incoming = request.headers[.requestId].flatMap { Self.isAcceptable($0) ? $0 : nil }
-        context.requestId = incoming ?? UUID.random().uuidString.lowercased()
+        context.requestId = incoming ?? UUID.random().lowercasedString
+        context.clientAddress = context.resolveClientAddress(of: request, trustedProxies: trustedProxies)
         context.traceparent = TraceContext.child(of: request.headers[.traceparent], requestId: context.requestId)
         context.logger[metadataKey: "requestId"] = .string(context.requestId)
         context.logger[metadataKey: "traceparent"] = .string(context.traceparent)
@@ -45,10 +53,10 @@ package struct RequestIdMiddleware: RouterMiddleware {
             "request",
             metadata: [
                 "method": .string(request.method.rawValue),
-                "path": .string(request.uri.path),
+                "route": .string(context.endpointPath ?? "(no route)"),
                 "status": .stringConvertible(response.status.code),
                 "durationMs": .stringConvertible(Self.milliseconds(elapsed)),
-                "userId": .string(context.userId?.uuidString.lowercased() ?? "-"),
+                "userId": .string(context.userId?.lowercasedString ?? "-"),
             ])
         return response
     }

@@ -34,14 +34,13 @@ package struct InboxPruner: Service {
     @discardableResult
     package func prune() async throws -> Int {
         let seconds = Double(retention.components.seconds)
-        let rows = try await database.client.query(
+        let deleted = try await database.systemQuery(
             """
             DELETE FROM inbox
             WHERE consumer = \(consumer) AND processed_at < NOW() - make_interval(secs => \(seconds))
             RETURNING 1
-            """, logger: logger)
-        var deleted = 0
-        for try await _ in rows { deleted += 1 }
+            """
+        ).count
         if deleted > 0 { logger.info("pruned inbox entries", metadata: ["rows": .stringConvertible(deleted)]) }
         return deleted
     }

@@ -46,7 +46,7 @@ package struct MessageHandlers: Sendable {
         } catch {
             return .poison(reason: "not a message envelope: \(error)")
         }
-        logger[metadataKey: "messageId"] = .string(head.id.uuidString.lowercased())
+        logger[metadataKey: "messageId"] = .string(head.id.lowercasedString)
         logger[metadataKey: "messageType"] = .string(head.type)
         guard let handler = handlers[head.type], handler.version == head.version else {
             return .poison(reason: "no handler for \(head.type) version \(head.version)")

@@ -148,7 +148,7 @@ package final class OutboxRelay: Service, Sendable {
 
     private func claim() async throws -> [Row] {
         let leaseSeconds = Double(lease.components.seconds)
-        return try await database.transaction { connection in
+        return try await database.transaction(scope: .system) { connection in
             // Claims are taken one relay at a time (a transaction-scoped advisory lock, held for
             // the few milliseconds of this statement), so the check below sees every other
             // relay's committed claims: a community's row waits while an earlier row of the same
@@ -193,7 +193,7 @@ package final class OutboxRelay: Service, Sendable {
         let retentionSeconds = Double(retention.components.seconds)
         var deleted = 0
         while true {
-            let rows = try await database.client.query(
+            let rows = try await database.systemQuery(
                 """
                 WITH old AS (
                     SELECT id FROM outbox
@@ -201,9 +201,8 @@ package final class OutboxRelay: Service, Sendable {
                     LIMIT 5000
                 )
                 DELETE FROM outbox WHERE id IN (SELECT id FROM old) RETURNING 1
-                """, logger: logger)
-            var batch = 0
-            for try await _ in rows { batch += 1 }
+                """)
+            let batch = rows.count
             deleted += batch
             if batch < 5000 { break }
         }
@@ -212,15 +211,13 @@ package final class OutboxRelay: Service, Sendable {
 
     private func markPublished(_ ids: [UUID]) async throws {
         guard !ids.isEmpty else { return }
-        try await database.client.query(
-            "UPDATE outbox SET published_at = NOW(), claimed_until = NULL, last_error = NULL WHERE id = ANY(\(ids))",
-            logger: logger)
+        try await database.systemQuery(
+            "UPDATE outbox SET published_at = NOW(), claimed_until = NULL, last_error = NULL WHERE id = ANY(\(ids))")
     }
 
     private func release(_ ids: [UUID], error: String) async throws {
-        try await database.client.query(
-            "UPDATE outbox SET claimed_until = NULL, last_error = \(String(error.prefix(500))) WHERE id = ANY(\(ids))",
-            logger: logger)
+        try await database.systemQuery(
+            "UPDATE outbox SET claimed_until = NULL, last_error = \(String(error.prefix(500))) WHERE id = ANY(\(ids))")
     }
 
     /// Turns `NOTIFY orbitcove_outbox` into wake-ups; reconnects if the listening connection drops.

@@ -9,12 +9,13 @@ package struct OutboxStatus: Sendable, Equatable {
     package var oldestUnpublishedAge: Double?
 
     package static func read(from database: Database, logger: Logger) async throws -> OutboxStatus {
-        let rows = try await database.client.query(
+        let rows = try await database.systemQuery(
             """
             SELECT count(*)::int, EXTRACT(EPOCH FROM NOW() - MIN(created_at))::float8
             FROM outbox WHERE published_at IS NULL
-            """, logger: logger)
-        for try await (unpublished, age) in rows.decode((Int, Double?).self) {
+            """)
+        for row in rows {
+            let (unpublished, age) = try row.decode((Int, Double?).self)
             return OutboxStatus(unpublished: unpublished, oldestUnpublishedAge: age)
         }
         return OutboxStatus(unpublished: 0, oldestUnpublishedAge: nil)

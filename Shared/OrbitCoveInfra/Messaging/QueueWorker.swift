@@ -4,14 +4,26 @@ import ServiceLifecycle
 
 /// A consumer of one of our queues whose deliveries go through `MessageHandlers`, and whose
 /// failures go through a `RetryRouter`: the one way services build their queue workers.
-package enum QueueWorker {
-    /// The worker's services, in start order: the publisher for retries and dead letters, then
-    /// the consumer (so on shutdown the consumer drains before the publisher closes), then the
-    /// pruner of the consumer's old inbox entries.
+package struct QueueWorker: Sendable {
+    package let publisher: AMQPPublisher
+    package let consumer: AMQPConsumer
+    package let pruner: InboxPruner
+
+    /// In start order: the publisher for retries and dead letters, then the consumer (so on
+    /// shutdown the consumer drains before the publisher closes), then the inbox pruner.
+    package var services: [any Service] { [publisher, consumer, pruner] }
+
+    /// `/ready`: the broker is reachable when the consumer is consuming.
+    package var readiness: ReadinessCheck {
+        ReadinessCheck("rabbitmq") { [consumer] in
+            guard consumer.isConsuming else { throw AMQPError.unexpected("the consumer is not connected") }
+        }
+    }
+
     package static func make(
         queue: QueueName, consumer: String, database: Database, settings: AMQPSettings, prefetch: Int = 16,
         retry: RetryPolicy = .standard, logger: Logger, register: (inout MessageHandlers) -> Void = { _ in }
-    ) -> [any Service] {
+    ) -> QueueWorker {
         make(
             queue: queue.rawValue, consumer: consumer, database: database, settings: settings, prefetch: prefetch,
             retry: retry, logger: logger, register: register)
@@ -21,7 +33,7 @@ package enum QueueWorker {
     package static func make(
         queue: String, consumer: String, database: Database, settings: AMQPSettings, prefetch: Int = 16,
         retry: RetryPolicy = .standard, logger: Logger, register: (inout MessageHandlers) -> Void = { _ in }
-    ) -> [any Service] {
+    ) -> QueueWorker {
         var handlers = MessageHandlers(consumer: consumer, database: database)
         register(&handlers)
         let dispatch = handlers
@@ -36,6 +48,6 @@ package enum QueueWorker {
             await router.settle(message, await dispatch.handle(message, logger: logger))
         }
         let pruner = InboxPruner(database: database, consumer: consumer, logger: logger)
-        return [publisher, amqpConsumer, pruner]
+        return QueueWorker(publisher: publisher, consumer: amqpConsumer, pruner: pruner)
     }
 }

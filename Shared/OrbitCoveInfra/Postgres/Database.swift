@@ -2,20 +2,40 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The PostgreSQL system of record: a connection pool (run it as a `Service`) and the one
 /// transaction helper every multi-statement write goes through.
+///
+/// While PostgreSQL is unreachable, requests fail fast instead of piling up: a transaction
+/// waits at most `connectionWait` for a connection and then answers `503 SERVICE_UNAVAILABLE`
+/// with `Retry-After`, as it does when the database goes away in the middle of a transaction.
+/// When a wait runs out, a TCP probe tells a busy pool (the database answers: only that
+/// request gives up) from a database that is gone (a circuit breaker then answers the next
+/// requests at once, until one call finds the database again).
 package struct Database: Sendable {
     package let client: PostgresClient
     let logger: Logger
+    private let connectionWait: Duration
+    private let address: (host: String, port: Int)
+    package let breaker: CircuitBreaker
 
-    package init(url: URL, maxConnections: Int = 20, logger: Logger) throws {
+    package init(url: URL, maxConnections: Int = 20, connectionWait: Duration = .seconds(2), logger: Logger) throws {
         var configuration = try Self.configuration(from: url)
         configuration.options.maximumConnections = maxConnections
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(30))
+        configuration.options.connectTimeout = .seconds(5)
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
+        self.connectionWait = connectionWait
+        self.address = (configuration.host ?? "127.0.0.1", configuration.port ?? 5432)
+        self.breaker = CircuitBreaker(name: "postgres", threshold: 1, cooldown: .seconds(2))
     }
+
+    /// What a client sees while the database cannot be reached.
+    package static let unavailable = APIError(
+        .serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "The service is briefly unavailable; try again",
+        details: ["retryAfterSeconds": .number(2)], headers: [.retryAfter: "2"])
 
     /// Whose rows a transaction may touch, as the row-level security policies read it.
     package enum AccessScope: Sendable {
@@ -49,27 +69,107 @@ package struct Database: Sendable {
         scope: AccessScope?, isolation: IsolationLevel = .readCommitted,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
+        guard breaker.allowsCall() else { throw Self.unavailable }
         do {
-            return try await client.withTransaction(logger: logger) { connection in
-                if isolation == .repeatableRead {
-                    try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+            let result = try await withBoundedWait { connection in
+                try await connection.withTransaction(logger: logger) { connection in
+                    if isolation == .repeatableRead {
+                        try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+                    }
+                    switch scope {
+                    case .user(let userId):
+                        let value = userId.lowercasedString
+                        try await connection.query(
+                            "SELECT set_config('app.current_user_id', \(value), true)", logger: logger)
+                    case .system:
+                        try await connection.query("SELECT set_config('app.system', 'on', true)", logger: logger)
+                    case nil:
+                        break
+                    }
+                    return try await body(connection)
                 }
-                switch scope {
-                case .user(let userId):
-                    let value = userId.uuidString.lowercased()
-                    try await connection.query(
-                        "SELECT set_config('app.current_user_id', \(value), true)", logger: logger)
-                case .system:
-                    try await connection.query("SELECT set_config('app.system', 'on', true)", logger: logger)
-                case nil:
-                    break
-                }
-                return try await body(connection)
             }
+            breaker.succeeded()
+            return result
         } catch let error as PostgresTransactionError {
             // The body's own error (an APIError, say) is what callers handle; the rollback that
             // followed it is an implementation detail.
-            throw error.closureError ?? error.beginError ?? error.commitError ?? error
+            throw await settle(error.closureError ?? error.beginError ?? error.commitError ?? error)
+        } catch {
+            throw await settle(error)
+        }
+    }
+
+    /// Records the outcome with the breaker, and turns losing the database into a 503.
+    private func settle(_ error: any Error) async -> any Error {
+        guard Self.meansUnreachable(error) else {
+            breaker.succeeded()  // The database answered; the statement or the caller failed.
+            return error
+        }
+        if error is ConnectionWaitExceeded, await TCPProbe.connects(to: address.host, port: address.port) {
+            logger.warning("no database connection became free in time")
+            breaker.succeeded()
+            return Self.unavailable
+        }
+        breaker.failed()
+        logger.warning("database unreachable", metadata: ["error": .string(logDescription(of: error))])
+        return Self.unavailable
+    }
+
+    /// Whether `error` says the database is gone (or going), rather than that a statement failed.
+    static func meansUnreachable(_ error: any Error) -> Bool {
+        if error is ConnectionWaitExceeded { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .uncleanShutdown, .poolClosed, .clientClosedConnection:
+            return true
+        case .server:
+            // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections; class 08.
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return ["57P01", "57P02", "57P03", "53300"].contains(state) || state.hasPrefix("08")
+        default:
+            return false
+        }
+    }
+
+    /// Runs `body` on a pooled connection, giving up if none is handed over within
+    /// `connectionWait`. The pool honours cancellation of a waiting lease, so the race ends as
+    /// soon as the deadline does.
+    private func withBoundedWait<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await withoutActuallyEscaping(body) { body in
+            let work = LeasedWork(body: body)
+            let leased = LeaseFlag()
+            return try await withThrowingTaskGroup(of: Result?.self) { group in
+                group.addTask {
+                    try await client.withConnection { connection in
+                        leased.set()
+                        return try await work.body(connection)
+                    }
+                }
+                group.addTask {
+                    // Cancellation of the caller is the work's to handle, as without this
+                    // deadline: a transaction already under way must be able to finish.
+                    try? await Task.sleep(for: connectionWait)
+                    if leased.isSet || Task.isCancelled { return nil }
+                    throw ConnectionWaitExceeded()
+                }
+                defer { group.cancelAll() }
+                while let next = try await group.next() {
+                    if let result = next { return result }
+                }
+                throw CancellationError()
+            }
+        }
+    }
+
+    /// One statement as the system, outside any request (the outbox relay, pruners, status
+    /// reads): these tables are the services' own, and row-level security shows them to no user.
+    @discardableResult
+    package func systemQuery(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await transaction(scope: .system) { connection in
+            try await connection.query(query, logger: logger).collect()
         }
     }
 
@@ -94,4 +194,22 @@ package struct Database: Sendable {
             password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database,
             tls: tls)
     }
+}
+
+struct ConnectionWaitExceeded: Error, CustomStringConvertible {
+    var description: String { "no database connection became free in time" }
+}
+
+/// Whether the pool has handed over a connection.
+private final class LeaseFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}
+
+/// `@unchecked Sendable`: the body is called by exactly one child task, once, while the
+/// caller waits for the task group (``Database/withBoundedWait(_:)`` does not return before
+/// every child has ended), so it is never used concurrently or after it goes out of scope.
+private struct LeasedWork<Result>: @unchecked Sendable {
+    let body: (PostgresConnection) async throws -> Result
 }

@@ -82,8 +82,10 @@ package struct RateLimiter: Sendable {
                 allowed: allowed == 1, limit: limit.limit, remaining: remaining,
                 retryAfter: .milliseconds(retryAfter), reset: .milliseconds(reset))
         } catch {
-            logger.warning(
-                "rate limiter unavailable; letting the request through",
+            // While the circuit is open every request lands here: the breaker said so once.
+            let level: Logger.Level = (error as? RedisError)?.isCircuitOpen == true ? .debug : .warning
+            logger.log(
+                level: level, "rate limiter unavailable; letting the request through",
                 metadata: ["limit": .string(limit.name), "error": .string("\(error)")])
             return Decision(allowed: true, limit: limit.limit, remaining: limit.limit, retryAfter: .zero, reset: .zero)
         }

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 import Logging
+import Metrics
+import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
@@ -18,31 +20,103 @@ package struct RedisScript: Sendable {
 
 /// Async Redis commands over a few blocking hiredis connections, each used by one of the
 /// client's own threads at a time. A broken connection is discarded and replaced on next use.
+///
+/// Redis sits in front of every request (rate limits, the cache), and it must never take the
+/// API down with it, whether it refuses connections or hangs. So every command is bounded
+/// three ways: a caller waits at most `timeout` for its reply (a few milliseconds), at most
+/// `maxInFlight` commands are queued or running (beyond that a command fails at once instead
+/// of queueing behind a hung server), and a circuit breaker stops calling Redis for a while
+/// after a few failures in a row. A thread blocked on a hung server is freed by the socket
+/// timeout, and its connection discarded. Callers treat every failure as a cache miss or a
+/// rate limit that lets the request through.
 package final class RedisClient: Service, Sendable {
     private let settings: RedisSettings
     private let threads: NIOThreadPool
     private let idle = Mutex<[ConnectionBox]>([])
     private let logger: Logger
+    private let timeout: Duration
+    private let socketTimeout: Duration
+    private let maxInFlight: Int
+    private let inFlight = Atomic<Int>(0)
+    package let breaker: CircuitBreaker
+    private let failures: Counter
+    private let timer: any EventLoop
 
-    package init(settings: RedisSettings, connections: Int = 4, logger: Logger) {
+    package init(
+        settings: RedisSettings, connections: Int = 4, timeout: Duration = .milliseconds(15),
+        socketTimeout: Duration = .milliseconds(250), logger: Logger
+    ) {
         self.settings = settings
         self.logger = logger
+        self.timeout = timeout
+        self.socketTimeout = socketTimeout
+        self.maxInFlight = connections * 8
+        self.breaker = CircuitBreaker(name: "redis")
+        self.failures = Counter(label: "orbitcove_redis_failures_total")
+        self.timer = MultiThreadedEventLoopGroup.singleton.next()
         self.threads = NIOThreadPool(numberOfThreads: connections)
         threads.start()
     }
 
-    package convenience init(url: URL, connections: Int = 4, logger: Logger) throws {
-        self.init(settings: try RedisSettings(url: url), connections: connections, logger: logger)
+    package convenience init(
+        url: URL, connections: Int = 4, timeout: Duration = .milliseconds(15), logger: Logger
+    )
+        throws
+    {
+        self.init(settings: try RedisSettings(url: url), connections: connections, timeout: timeout, logger: logger)
     }
 
     package func command(_ arguments: [String]) async throws -> RedisReply {
-        try await threads.runIfActive {
-            let box = try self.idle.withLock { $0.popLast() } ?? ConnectionBox(RedisConnection(settings: self.settings))
-            let reply = try box.connection.command(arguments)
-            if !box.connection.isBroken { self.idle.withLock { $0.append(box) } }
-            if case .error(let message) = reply, !message.hasPrefix("NOSCRIPT") { throw RedisError(message: message) }
+        guard breaker.allowsCall() else { throw RedisError.unavailable }
+        do {
+            let reply = try await bounded(arguments)
+            breaker.succeeded()
             return reply
+        } catch let error as RedisError where error.isReply {
+            breaker.succeeded()  // Redis answered; the command was wrong, not the server.
+            throw error
+        } catch {
+            failures.increment()
+            breaker.failed()
+            throw error
         }
+    }
+
+    /// Runs one command on a pool thread, waiting at most `timeout` for it.
+    private func bounded(_ arguments: [String]) async throws -> RedisReply {
+        guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
+            inFlight.subtract(1, ordering: .relaxed)
+            throw RedisError(message: "too many commands waiting")
+        }
+        let outcome = Outcome()
+        return try await withCheckedThrowingContinuation { continuation in
+            let deadline = timer.scheduleTask(in: .milliseconds(timeout.milliseconds)) {
+                if outcome.settle() { continuation.resume(throwing: RedisError(message: "timed out")) }
+            }
+            threads.submit { state in
+                defer { self.inFlight.subtract(1, ordering: .relaxed) }
+                let result: Result<RedisReply, any Error>
+                if case .active = state {
+                    result = Result { try self.runBlocking(arguments) }
+                } else {
+                    result = .failure(RedisError(message: "client is shutting down"))
+                }
+                deadline.cancel()
+                if outcome.settle() { continuation.resume(with: result) }
+            }
+        }
+    }
+
+    private func runBlocking(_ arguments: [String]) throws -> RedisReply {
+        let box =
+            try idle.withLock { $0.popLast() }
+            ?? ConnectionBox(RedisConnection(settings: settings, timeout: socketTimeout))
+        let reply = try box.connection.command(arguments)
+        if !box.connection.isBroken { idle.withLock { $0.append(box) } }
+        if case .error(let message) = reply, !message.hasPrefix("NOSCRIPT") {
+            throw RedisError(message: message, isReply: true)
+        }
+        return reply
     }
 
     package func get(_ key: String) async throws -> String? {
@@ -77,6 +151,7 @@ package final class RedisClient: Service, Sendable {
         return retried
     }
 
+    /// Readiness: fails at once while the breaker is open, which `/ready` reports as degraded.
     package func ping() async throws {
         guard try await command(["PING"]).string == "PONG" else { throw RedisError(message: "unexpected PING reply") }
     }
@@ -111,6 +186,13 @@ package final class RedisClient: Service, Sendable {
 private final class ConnectionBox: @unchecked Sendable {
     let connection: RedisConnection
     init(_ connection: RedisConnection) { self.connection = connection }
+}
+
+/// Who answers a command's caller first: its reply or its deadline.
+private final class Outcome: Sendable {
+    private let settled = Atomic<Bool>(false)
+    /// True for the first caller only.
+    func settle() -> Bool { !settled.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 /// Tells a blocking loop on another thread to end.

@@ -47,7 +47,19 @@ package enum RedisReply: Sendable, Equatable {
 
 package struct RedisError: Error, CustomStringConvertible {
     package let message: String
+    /// Redis itself answered with an error (a wrong command), as opposed to not answering.
+    package var isReply = false
+
+    package init(message: String, isReply: Bool = false) {
+        self.message = message
+        self.isReply = isReply
+    }
+
     package var description: String { "redis: \(message)" }
+
+    /// The circuit breaker is open: Redis failed recently and is not being called for a while.
+    package static let unavailable = RedisError(message: "unavailable (circuit open)")
+    package var isCircuitOpen: Bool { message == Self.unavailable.message && !isReply }
 }
 
 package struct RedisSettings: Sendable {

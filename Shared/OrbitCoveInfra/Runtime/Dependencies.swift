@@ -17,9 +17,4 @@ extension ReadinessCheck {
     package static func rabbitmq(_ publisher: AMQPPublisher) -> ReadinessCheck {
         ReadinessCheck("rabbitmq") { try await publisher.check() }
     }
-
-    /// A consumer-only service checks the broker with a short-lived connection of its own.
-    package static func rabbitmq(settings: AMQPSettings) -> ReadinessCheck {
-        ReadinessCheck("rabbitmq") { try await AMQPProbe.check(settings) }
-    }
 }

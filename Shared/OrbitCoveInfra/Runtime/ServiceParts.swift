@@ -21,16 +21,18 @@ package struct ServiceParts {
         addRoutes: (Router<AppRequestContext>, Database) -> Void = { _, _ in }
     ) throws -> ServiceParts {
         let settings = runtime.settings
-        let database = try Database(url: settings.databaseURL, logger: runtime.logger("postgres"))
-        let redis = try RedisClient(url: settings.redisURL, logger: runtime.logger("redis"))
+        let database = try Database(
+            url: settings.databaseURL, connectionWait: settings.databaseWait, logger: runtime.logger("postgres"))
+        let redis = try RedisClient(
+            url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
         let consumerSettings = try runtime.amqpSettings(role: "consumer")
         let worker = QueueWorker.make(
             queue: queue, consumer: consumer, database: database, settings: consumerSettings,
             logger: runtime.logger("consumer"), register: register)
         let router = runtime.makeRouter(
-            checks: [.postgres(database), .redis(redis), .rabbitmq(settings: consumerSettings)],
+            checks: [.postgres(database), .redis(redis), worker.readiness],
             verifier: runtime.makeTokenVerifier())
         addRoutes(router, database)
-        return ServiceParts(router: router, services: [database.client, redis] + worker)
+        return ServiceParts(router: router, services: [database.client, redis] + worker.services)
     }
 }

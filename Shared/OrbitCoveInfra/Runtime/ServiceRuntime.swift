@@ -39,7 +39,7 @@ package struct ServiceRuntime: Sendable {
     /// operational endpoints already in place; the service adds its own routes.
     package func makeRouter(checks: [ReadinessCheck], verifier: AccessTokenVerifier?) -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
-        router.add(middleware: RequestIdMiddleware(service: settings.name))
+        router.add(middleware: RequestIdMiddleware(service: settings.name, trustedProxies: settings.trustedProxies))
         router.add(middleware: MetricsMiddleware())
         if let verifier { router.add(middleware: AuthenticationMiddleware(verifier: verifier)) }
         OperationalRoutes.add(to: router, service: settings.name, checks: checks, registry: registry)

@@ -54,7 +54,8 @@ struct CoreHarness: Sendable {
     /// Runs `body` with auth live and core in process; `core` settings override defaults
     /// (rate limits, say).
     static func run(
-        core coreSettings: [String: String] = [:], _ body: @Sendable (CoreHarness) async throws -> Void
+        core coreSettings: [String: String] = [:], service serviceSettings: [String: String] = [:],
+        _ body: @Sendable (CoreHarness) async throws -> Void
     )
         async throws
     {
@@ -68,7 +69,9 @@ struct CoreHarness: Sendable {
                 ])))
         try await auth.test(.live) { authClient in
             let jwksURL = "http://127.0.0.1:\(try #require(authClient.port))/.well-known/jwks.json"
-            let runtime = try TestEnvironment.runtime(name: "orbitcove-core", extra: ["ORBITCOVE_JWKS_URL": jwksURL])
+            let runtime = try TestEnvironment.runtime(
+                name: "orbitcove-core",
+                extra: serviceSettings.merging(["ORBITCOVE_JWKS_URL": jwksURL]) { _, new in new })
             let core = runtime.makeApplication(
                 try CoreApplication.parts(runtime: runtime, environment: Environment(coreSettings)))
             try await core.test(.router) { coreClient in

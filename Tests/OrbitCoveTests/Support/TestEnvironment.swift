@@ -23,6 +23,11 @@ enum TestEnvironment {
         return url
     }
 
+    /// The suite runs many services at once on a small machine: waits a production service
+    /// keeps to milliseconds get room here, except in the tests that measure them (they say so).
+    static let redisTimeout = Duration.seconds(1)
+    static let relaxedWaits = ["ORBITCOVE_REDIS_TIMEOUT_MS": "1000", "ORBITCOVE_DATABASE_WAIT_MS": "15000"]
+
     static let logger: Logger = {
         var logger = Logger(label: "tests")
         logger.logLevel = env["ORBITCOVE_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
@@ -40,7 +45,7 @@ enum TestEnvironment {
             "ORBITCOVE_AMQP_URL": amqpURL.absoluteString,
             "ORBITCOVE_REDIS_URL": redisURL.absoluteString,
             "ORBITCOVE_LOG_LEVEL": logger.logLevel.rawValue,
-        ]
+        ].merging(relaxedWaits) { current, _ in current }
         if let port { values["ORBITCOVE_HTTP_PORT"] = String(port) }
         values.merge(extra) { _, new in new }
         return try ServiceSettings(name: name, defaultPort: 0, environment: Environment(values))
@@ -84,7 +89,8 @@ func withServices<Result: Sendable>(
 func withTestDatabase<Result: Sendable>(
     url: URL = TestEnvironment.databaseURL, _ body: @Sendable (Database) async throws -> Result
 ) async throws -> Result {
-    let database = try Database(url: url, maxConnections: 4, logger: TestEnvironment.logger)
+    let database = try Database(
+        url: url, maxConnections: 4, connectionWait: .seconds(15), logger: TestEnvironment.logger)
     return try await withServices([database.client]) { try await body(database) }
 }
 

@@ -1,0 +1,139 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+/// What an attacker, an operator or a careless client tried against the API: each is a clear
+/// `4xx` or the right outcome, never a crash, a `500` or a silent loss.
+@Suite struct HardeningTests {
+    static func cursor(_ text: String) -> String { Data(text.utf8).base64URLEncodedString() }
+
+    @Test func outOfRangeAndMalformedCursorsAndLimitsAreTheClientsError() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: ada)
+            let zero = "00000000-0000-4000-8000-000000000000"
+            let cursors = [
+                Self.cursor("9223372036854775807|\(zero)"), Self.cursor("-9223372036854775808|\(zero)"),
+                Self.cursor("99999999999999999999|\(zero)"), Self.cursor("1|not-a-uuid"), Self.cursor("1|\(zero)|x"),
+                "%%%", String(repeating: "A", count: 5000),
+            ]
+            for path in [
+                "/api/v1/me/communities", "/api/v1/communities/\(club.id)/members",
+                "/api/v1/communities/\(club.id)/audit", "/api/v1/me/family-members",
+                "/api/v1/communities/\(club.id)/invites",
+            ] {
+                for cursor in cursors {
+                    let reply = try await api.call(.get, "\(path)?cursor=\(cursor)", as: ada)
+                    #expect(reply.status == .badRequest, "\(path) cursor \(cursor.prefix(40))")
+                    #expect(reply.fieldErrors.keys.contains("cursor"))
+                }
+                for limit in ["0", "101", "-1", "9223372036854775808", "ten"] {
+                    let reply = try await api.call(.get, "\(path)?limit=\(limit)", as: ada)
+                    #expect(reply.status == .badRequest && reply.fieldErrors.keys.contains("limit"), "\(path) \(limit)")
+                }
+            }
+            // The service is still there.
+            #expect(try await api.call(.get, "/api/v1/me/communities", as: ada).status == .ok)
+        }
+    }
+
+    @Test func textLimitsCountAsTheDatabaseCounts() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            // 60 flags: 60 characters, 120 code points; the column holds 100 code points.
+            let flags = String(repeating: "🇩🇪", count: 60)
+            let tooLong = try await api.call(.patch, "/api/v1/me", as: ada, json: #"{"displayName":"\#(flags)"}"#)
+            #expect(tooLong.status == .badRequest && tooLong.fieldErrors.keys.contains("displayName"))
+            let fits = String(repeating: "🇩🇪", count: 50)
+            #expect(
+                try await api.call(.patch, "/api/v1/me", as: ada, json: #"{"displayName":"\#(fits)"}"#).status == .ok)
+            let nul = try await api.call(.post, "/api/v1/communities", as: ada, json: #"{"name":"a\u0000b"}"#)
+            #expect(nul.status == .badRequest && nul.fieldErrors.keys.contains("name"))
+        }
+    }
+
+    @Test func idsAreLowerCaseInBodiesAndHeadersAndAcceptedInEitherCase() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let created = try await api.call(.post, "/api/v1/communities", as: ada, json: #"{"name":"Tigers"}"#)
+            let id = try #require((created.json?["data"] as? [String: Any])?["id"] as? String)
+            #expect(id == id.lowercased())
+            #expect(created.headers[.location] == "/api/v1/communities/\(id)")
+            let upper = try await api.call(.get, "/api/v1/communities/\(id.uppercased())", as: ada)
+            #expect(upper.status == .ok)
+            #expect((upper.json?["data"] as? [String: Any])?["createdBy"] as? String == ada.id.lowercasedString)
+        }
+    }
+
+    /// Two admins changing different settings at once both keep their change: the write merges
+    /// the keys a request names into what is stored, not into the copy the request read.
+    @Test func aSettingsChangeKeepsAConcurrentChangeToAnotherSetting() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: ada)
+            // Warm the cache, then let "another admin" change a setting behind it.
+            #expect(try await api.call(.get, "/api/v1/communities/\(club.id)", as: ada).status == .ok)
+            try await withTestDatabase { database in
+                try await database.systemQuery(
+                    """
+                    UPDATE communities SET settings = settings || '{"allowMemberPosts": false}'::jsonb
+                    WHERE id = \(club.id)
+                    """)
+            }
+            let patch = #"{"settings":{"timezone":"Europe/Berlin"}}"#
+            let changed = try await api.call(.patch, "/api/v1/communities/\(club.id)", as: ada, json: patch)
+                .data(Community.self)
+            #expect(changed.settings.timezone == "Europe/Berlin")
+            #expect(changed.settings.allowMemberPosts == false)
+        }
+    }
+
+    @Test func aRemovedMemberNeedsAnAdminToComeBack() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: ada)
+            try await api.join(ben, club, invitedBy: ada)
+            #expect(
+                try await api.call(.delete, "/api/v1/communities/\(club.id)/members/\(ben.id)", as: ada).status
+                    == .noContent)
+            let invite = try await api.call(.post, "/api/v1/communities/\(club.id)/invites", as: ada, json: "{}")
+                .data(Invite.self)
+            let refused = try await api.call(.post, "/api/v1/invites/\(invite.code)/join", as: ben)
+            #expect(refused.status == .forbidden && refused.errorCode == "REMOVED_FROM_COMMUNITY")
+            // Members who only left come back with any live code; readmitting is for admins.
+            let readmitPath = "/api/v1/communities/\(club.id)/members/\(ben.id)/readmit"
+            #expect(try await api.call(.post, readmitPath, as: ada).status == .noContent)
+            #expect(try await api.call(.post, readmitPath, as: ada).errorCode == "MEMBER_NOT_REMOVED")
+            #expect(try await api.call(.post, "/api/v1/invites/\(invite.code)/join", as: ben).status == .created)
+        }
+    }
+
+    @Test func aProfileChangeReachesIncrementalSync() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: ada)
+            try await api.join(ben, club, invitedBy: ada)
+            let token = try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: ada)
+                .data(CommunitySync.self).syncToken
+            #expect(
+                try await api.call(.patch, "/api/v1/me", as: ben, json: #"{"displayName":"Benjamin"}"#).status == .ok)
+            let changes = try await api.call(.get, "/api/v1/communities/\(club.id)/sync?since=\(token)", as: ada)
+                .data(CommunitySync.self)
+            #expect(changes.members.updated.map(\.displayName) == ["Benjamin"])
+        }
+    }
+
+    @Test(
+        arguments: [
+            ("10.0.0.1", "203.0.113.9", "203.0.113.9"),  // through the gateway
+            ("198.51.100.7", "203.0.113.9", "198.51.100.7"),  // a client claiming an address
+            ("10.0.0.1", nil, "10.0.0.1"),  // the gateway itself, no header
+            ("10.0.0.1", "", "10.0.0.1"),
+        ] as [(String, String?, String)])
+    func aForwardedAddressIsBelievedOnlyFromATrustedProxy(peer: String, forwarded: String?, client: String) {
+        let resolved = AppRequestContext.clientAddress(peer: peer, forwarded: forwarded, trustedProxies: ["10.0.0.1"])
+        #expect(resolved == client)
+    }
+}

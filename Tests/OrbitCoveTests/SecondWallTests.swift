@@ -1,0 +1,196 @@
+import CoreService
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+/// Row-level security holds on its own: statements the application would never run, run as
+/// the services' role in a user's context, are refused or see nothing.
+@Suite struct SecondWallTests {
+    /// What a statement did as `user`: the rows it returned, or that PostgreSQL refused it.
+    enum Outcome: Equatable {
+        case rows(Int)
+        case refused
+    }
+
+    static func run(_ sql: PostgresQuery, as user: UUID?, in database: Database) async -> Outcome {
+        do {
+            return .rows(
+                try await database.transaction(scope: user.map { .user($0) }) { connection in
+                    try await connection.query(sql, logger: TestEnvironment.logger).collect().count
+                })
+        } catch {
+            return .refused
+        }
+    }
+
+    static func ids(_ sql: PostgresQuery, as user: UUID?, in database: Database) async throws -> Set<UUID> {
+        try await database.transaction(scope: user.map { .user($0) }) { connection in
+            var ids: Set<UUID> = []
+            for try await id in try await connection.query(sql, logger: TestEnvironment.logger).decode(UUID.self) {
+                ids.insert(id)
+            }
+            return ids
+        }
+    }
+
+    @Test func aMemberCannotPromoteMoveOrReadmitThemself() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben, eve) = (
+                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
+            )
+            let tigers = try await api.community(by: ada)
+            let lions = try await api.community(by: eve)
+            try await api.join(ben, tigers, invitedBy: ada)
+            try await withTestDatabase { db in
+                let promote: PostgresQuery =
+                    "UPDATE members SET role = 'admin' WHERE user_id = \(ben.id) AND community_id = \(tigers.id) RETURNING 1"
+                #expect(await Self.run(promote, as: ben.id, in: db) == .refused)
+                let move: PostgresQuery =
+                    "UPDATE members SET community_id = \(lions.id) WHERE user_id = \(ben.id) RETURNING 1"
+                #expect(await Self.run(move, as: ben.id, in: db) == .refused)
+                let removeAda: PostgresQuery =
+                    "UPDATE members SET left_at = NOW(), removed_by = \(ben.id) WHERE user_id = \(ada.id) RETURNING 1"
+                #expect(await Self.run(removeAda, as: ben.id, in: db) == .rows(0))
+                // The admin still manages roles.
+                let adaPromotes: PostgresQuery = """
+                    UPDATE members SET role = 'admin' WHERE user_id = \(ben.id) AND community_id = \(tigers.id)
+                    RETURNING 1
+                    """
+                #expect(await Self.run(adaPromotes, as: ada.id, in: db) == .rows(1))
+                // What a member may do to their own row still works: a nickname, leaving.
+                let nickname: PostgresQuery =
+                    "UPDATE members SET nickname = 'Benny' WHERE user_id = \(ben.id) RETURNING 1"
+                #expect(await Self.run(nickname, as: ben.id, in: db) == .rows(1))
+                let leave: PostgresQuery =
+                    "UPDATE members SET left_at = NOW() WHERE user_id = \(ben.id) AND left_at IS NULL RETURNING 1"
+                #expect(await Self.run(leave, as: ben.id, in: db) == .rows(1))
+                // ... but not coming back without an invite.
+                let comeBack: PostgresQuery = "UPDATE members SET left_at = NULL WHERE user_id = \(ben.id) RETURNING 1"
+                #expect(await Self.run(comeBack, as: ben.id, in: db) == .refused)
+            }
+        }
+    }
+
+    @Test func usersSeeThemselvesAndFellowMembersOnly() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben, eve) = (
+                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
+            )
+            let tigers = try await api.community(by: ada)
+            _ = try await api.community(by: eve)
+            try await api.join(ben, tigers, invitedBy: ada)
+            try await withTestDatabase { db in
+                let everyone: PostgresQuery = "SELECT id FROM users WHERE id = ANY(\([ada.id, ben.id, eve.id]))"
+                let (seenByBen, seenByEve) = (
+                    try await Self.ids(everyone, as: ben.id, in: db), try await Self.ids(everyone, as: eve.id, in: db)
+                )
+                let seenByNobody = try await Self.ids(everyone, as: nil, in: db)
+                #expect(seenByBen == [ada.id, ben.id])
+                #expect(seenByEve == [eve.id])
+                #expect(seenByNobody.isEmpty)
+                let rename: PostgresQuery = "UPDATE users SET display_name = 'x' WHERE id = \(ada.id) RETURNING 1"
+                #expect(await Self.run(rename, as: ben.id, in: db) == .rows(0))
+                let undelete: PostgresQuery = "UPDATE users SET deleted_at = NOW() WHERE id = \(ben.id) RETURNING 1"
+                #expect(await Self.run(undelete, as: ben.id, in: db) == .refused)
+                let create: PostgresQuery =
+                    "INSERT INTO users (apple_id, email, display_name) VALUES ('x:\(UUID())', '', 'x') RETURNING 1"
+                #expect(await Self.run(create, as: ben.id, in: db) == .refused)
+            }
+        }
+    }
+
+    @Test func notificationsTokensAuditAndMessagesStayWithTheirOwners() async throws {
+        try await CoreHarness.run { api in
+            let (ada, eve) = (try await api.signIn("Ada"), try await api.signIn("Eve"))
+            let tigers = try await api.community(by: ada)
+            try await withTestDatabase { db in
+                try await db.transaction(scope: .system) { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO notifications (user_id, community_id, type, title, body)
+                        VALUES (\(ada.id), \(tigers.id), 'community_update', 'hi', 'there')
+                        """, logger: TestEnvironment.logger)
+                }
+                let notes: PostgresQuery = "SELECT id FROM notifications WHERE user_id = \(ada.id) AND title = 'hi'"
+                #expect(try await Self.ids(notes, as: ada.id, in: db).count == 1)
+                #expect(try await Self.ids(notes, as: eve.id, in: db).isEmpty)
+                let forge: PostgresQuery = """
+                    INSERT INTO notifications (user_id, type, title, body)
+                    VALUES (\(ada.id), 'community_update', 'x', 'y') RETURNING 1
+                    """
+                #expect(await Self.run(forge, as: eve.id, in: db) == .refused)
+                let markRead: PostgresQuery =
+                    "UPDATE notifications SET read_at = NOW() WHERE user_id = \(ada.id) RETURNING 1"
+                #expect(await Self.run(markRead, as: eve.id, in: db) == .rows(0))
+
+                let tokens: PostgresQuery = "SELECT user_id FROM refresh_tokens"
+                #expect(try await Self.ids(tokens, as: eve.id, in: db) == [eve.id])
+
+                let forgedAudit: PostgresQuery = """
+                    INSERT INTO audit_log (user_id, community_id, action) VALUES (\(ada.id), \(tigers.id), 'x') RETURNING 1
+                    """
+                #expect(await Self.run(forgedAudit, as: eve.id, in: db) == .refused)
+
+                #expect(await Self.run("SELECT id FROM outbox", as: ada.id, in: db) == .rows(0))
+                #expect(await Self.run("SELECT message_id FROM inbox", as: ada.id, in: db) == .rows(0))
+                #expect(await Self.run("UPDATE outbox SET attempts = 0 RETURNING 1", as: ada.id, in: db) == .rows(0))
+            }
+        }
+    }
+
+    @Test func adminsCannotRewriteWhatOnlyTheSystemKeeps() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let tigers = try await api.community(by: ada)
+            try await withTestDatabase { db in
+                for sql: PostgresQuery in [
+                    "UPDATE communities SET subscription_status = 'active' WHERE id = \(tigers.id) RETURNING 1",
+                    "UPDATE communities SET member_count = 1000 WHERE id = \(tigers.id) RETURNING 1",
+                    "UPDATE communities SET created_by = \(UUID()) WHERE id = \(tigers.id) RETURNING 1",
+                ] {
+                    #expect(await Self.run(sql, as: ada.id, in: db) == .refused, "\(sql.sql)")
+                }
+                let rename: PostgresQuery =
+                    "UPDATE communities SET name = 'Tigers!' WHERE id = \(tigers.id) RETURNING 1"
+                #expect(await Self.run(rename, as: ada.id, in: db) == .rows(1))
+            }
+        }
+    }
+
+    @Test func anRSVPIsWrittenOnlyByItsOwnerForTheirOwnDependants() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let tigers = try await api.community(by: ada)
+            try await api.join(ben, tigers, invitedBy: ada)
+            try await withTestDatabase { db in
+                let eventId = UUID.random()
+                let adasChild = UUID.random()
+                try await db.transaction(scope: .system) { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO events (id, community_id, created_by, title, starts_at)
+                        VALUES (\(eventId), \(tigers.id), \(ada.id), 'Practice', NOW())
+                        """, logger: TestEnvironment.logger)
+                    try await connection.query(
+                        "INSERT INTO family_members (id, user_id, name) VALUES (\(adasChild), \(ada.id), 'Kid')",
+                        logger: TestEnvironment.logger)
+                }
+                let forAda: PostgresQuery =
+                    "INSERT INTO rsvps (event_id, user_id, status) VALUES (\(eventId), \(ada.id), 'no') RETURNING 1"
+                #expect(await Self.run(forAda, as: ben.id, in: db) == .refused)
+                let forAdasChild: PostgresQuery = """
+                    INSERT INTO rsvps (event_id, user_id, family_member_id, status)
+                    VALUES (\(eventId), \(ben.id), \(adasChild), 'no') RETURNING 1
+                    """
+                #expect(await Self.run(forAdasChild, as: ben.id, in: db) == .refused)
+                let own: PostgresQuery =
+                    "INSERT INTO rsvps (event_id, user_id, status) VALUES (\(eventId), \(ben.id), 'yes') RETURNING 1"
+                #expect(await Self.run(own, as: ben.id, in: db) == .rows(1))
+                let hijack: PostgresQuery = "UPDATE rsvps SET user_id = \(ada.id) WHERE user_id = \(ben.id) RETURNING 1"
+                #expect(await Self.run(hijack, as: ben.id, in: db) == .refused)
+            }
+        }
+    }
+}
