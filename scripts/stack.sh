@@ -11,6 +11,7 @@ LOCAL="$ROOT/.local"
 LOGS="$LOCAL/logs"
 PIDS="$LOCAL/pids"
 KEYS="$LOCAL/keys"
+TLS="$LOCAL/tls"
 NGINX_DIR="$LOCAL/nginx"
 SIGNING_KEY="$KEYS/access-signing.pem"
 
@@ -20,6 +21,7 @@ REDIS_PORT=56379
 RABBIT_NODE=orbitcove@localhost
 RABBIT_PORT=55672
 RABBIT_DIST_PORT=55673
+RABBIT_TLS_PORT=55671
 GATEWAY_PORT=8080
 SERVICES=(auth core notifications media reminders)
 declare -A SERVICE_PORTS=([auth]=8081 [core]=8082 [notifications]=8083 [media]=8084 [reminders]=8085)
@@ -122,6 +124,33 @@ make_local_dirs() {
     mkdir -p "$LOGS" "$PIDS" "$KEYS"
     chmod 0755 "$LOCAL"
     chmod 0700 "$KEYS"
+}
+
+# A local certificate authority and a server certificate for the name `localhost` (not for
+# 127.0.0.1), so PostgreSQL and RabbitMQ also accept TLS and the tests can prove that the
+# clients verify what they are told to: sslmode=verify-full/verify-ca, amqps:// with a CA.
+make_tls_material() {
+    [[ -s $TLS/ca.pem && -s $TLS/server.pem && -s $TLS/server.key ]] && return 0
+    log "making a local CA and a server certificate for localhost in $TLS"
+    install -d -m 0755 "$TLS"
+    local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+    openssl req -x509 "${ec[@]}" -days 3650 -subj "/CN=OrbitCove local CA" \
+        -keyout "$TLS/ca.key" -out "$TLS/ca.pem" 2>/dev/null
+    openssl req "${ec[@]}" -subj "/CN=localhost" -keyout "$TLS/server.key" -out "$TLS/server.csr" 2>/dev/null
+    openssl x509 -req -in "$TLS/server.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" -CAcreateserial -days 3650 \
+        -extfile <(printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n') \
+        -out "$TLS/server.pem" 2>/dev/null
+    chmod 0600 "$TLS/ca.key" "$TLS/server.key"
+    chmod 0644 "$TLS/ca.pem" "$TLS/server.pem"
+}
+
+# Copies the server certificate and key into a server's own folder, owned by its user.
+install_server_tls() {
+    local dir=$1 user=$2
+    make_tls_material
+    install -o "$user" -g "$user" -m 0644 "$TLS/server.pem" "$dir/server.pem"
+    install -o "$user" -g "$user" -m 0644 "$TLS/ca.pem" "$dir/ca.pem"
+    install -o "$user" -g "$user" -m 0600 "$TLS/server.key" "$dir/server.key"
 }
 
 # --- install -------------------------------------------------------------------------------
@@ -261,8 +290,12 @@ unix_socket_directories = '$socket_dir'
 max_connections = 200
 timezone = 'UTC'
 synchronous_commit = off
+ssl = on
+ssl_cert_file = 'server.pem'
+ssl_key_file = 'server.key'
 EOF
     chown postgres: "$data/orbitcove.conf"
+    install_server_tls "$data" postgres
 }
 
 start_postgres() {
@@ -396,6 +429,16 @@ log.console = true
 log.console.level = info
 log.file.level = info
 EOF
+    install_server_tls "$dir" rabbitmq
+    cat >>"$dir/rabbitmq.conf" <<EOF
+# TLS on its own port, with the local CA's certificate for localhost (clients verify it).
+listeners.ssl.1 = 127.0.0.1:$RABBIT_TLS_PORT
+ssl_options.cacertfile = $dir/ca.pem
+ssl_options.certfile = $dir/server.pem
+ssl_options.keyfile = $dir/server.key
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+EOF
     chown rabbitmq: "$dir/enabled_plugins" "$dir/rabbitmq-env.conf" "$dir/rabbitmq.conf"
 }
 
@@ -417,6 +460,7 @@ start_rabbitmq() {
     fi
     ensure_port_free "$RABBIT_PORT" RabbitMQ
     ensure_port_free "$RABBIT_DIST_PORT" "RabbitMQ distribution"
+    ensure_port_free "$RABBIT_TLS_PORT" "RabbitMQ TLS"
     local dir epmd_was_running=true
     dir=$(rabbit_dir)
     write_rabbitmq_files "$dir"

@@ -14,7 +14,7 @@ final class AMQPConnection {
         // From here every stored property is set, so a throw runs `deinit`, which destroys the
         // connection state: the failure paths below must not destroy it themselves.
         self.state = state
-        guard let socket = amqp_tcp_socket_new(state) else { throw AMQPError.connect("cannot create a socket") }
+        let socket = try Self.socket(for: settings, on: state)
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         let status = amqp_socket_open_noblock(socket, settings.host, Int32(settings.port), &timeout)
         guard status == AMQP_STATUS_OK.rawValue else {
@@ -28,6 +28,26 @@ final class AMQPConnection {
         amqp_channel_open(state, Self.channel)
         try check(amqp_get_rpc_reply(state), during: "channel.open")
         isOpen = true
+    }
+
+    /// A plain TCP socket, or for `amqps` a TLS one that checks the broker's certificate.
+    private static func socket(
+        for settings: AMQPSettings, on state: amqp_connection_state_t
+    ) throws -> OpaquePointer {
+        guard let tls = settings.tls else {
+            guard let socket = amqp_tcp_socket_new(state) else { throw AMQPError.connect("cannot create a socket") }
+            return socket
+        }
+        guard let socket = amqp_ssl_socket_new(state) else { throw AMQPError.connect("cannot create a TLS socket") }
+        if let caFile = tls.caFile {
+            let status = amqp_ssl_socket_set_cacert(socket, caFile)
+            guard status == AMQP_STATUS_OK.rawValue else {
+                throw AMQPError.connect("cannot read CA file \(caFile): \(String(cString: amqp_error_string2(status)))")
+            }
+        }
+        amqp_ssl_socket_set_verify_peer(socket, tls.verifyPeer ? 1 : 0)
+        amqp_ssl_socket_set_verify_hostname(socket, tls.verifyPeer ? 1 : 0)
+        return socket
     }
 
     deinit {

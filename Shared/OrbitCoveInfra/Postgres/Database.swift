@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
@@ -178,6 +179,35 @@ package struct Database: Sendable {
         try await client.query("SELECT 1", logger: logger)
     }
 
+    /// libpq's `sslmode` values, meaning what they mean there: `require` encrypts without
+    /// checking who answers (unless `sslrootcert` names a CA, then it is `verify-ca`),
+    /// `verify-ca` checks the certificate chain, `verify-full` also the host name. The CA is
+    /// `sslrootcert` (a PEM file) or the system's trust store.
+    static func tlsMode(sslmode: String, rootCertificate: String?) throws -> PostgresClient.Configuration.TLS {
+        func configuration(_ verification: CertificateVerification) throws -> TLSConfiguration {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = verification
+            if let rootCertificate, verification != .none {
+                guard FileManager.default.isReadableFile(atPath: rootCertificate) else {
+                    throw ConfigurationError(variable: "database URL", reason: "cannot read sslrootcert \(rootCertificate)")
+                }
+                tls.trustRoots = .file(rootCertificate)
+            }
+            return tls
+        }
+        switch sslmode {
+        case "disable": return .disable
+        case "allow", "prefer": return .prefer(try configuration(.none))
+        case "require": return .require(try configuration(rootCertificate == nil ? .none : .noHostnameVerification))
+        case "verify-ca": return .require(try configuration(.noHostnameVerification))
+        case "verify-full": return .require(try configuration(.fullVerification))
+        default:
+            throw ConfigurationError(
+                variable: "database URL",
+                reason: "sslmode must be disable, allow, prefer, require, verify-ca or verify-full")
+        }
+    }
+
     package static func configuration(from url: URL) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             ["postgres", "postgresql"].contains(components.scheme ?? ""),
@@ -186,9 +216,9 @@ package struct Database: Sendable {
             throw ConfigurationError(variable: "database URL", reason: "expected postgres://user:password@host:port/db")
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        let tls: PostgresClient.Configuration.TLS =
-            components.queryItems?.contains(where: { $0.name == "sslmode" && $0.value == "require" }) == true
-            ? .require(.makeClientConfiguration()) : .disable
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        let tls = try tlsMode(sslmode: query["sslmode"] ?? "disable", rootCertificate: query["sslrootcert"])
         return PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
             password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database,
