@@ -245,6 +245,22 @@ cmd_install_deploy_tools() {
     fi
 }
 
+# The contract run (scripts/schemathesis.sh) uses schemathesis from PyPI in a venv of its own,
+# pinned for the same reason: a new release brings new checks, and a check must not start
+# failing between two runs of the same commit.
+SCHEMATHESIS_VERSION=4.32.5
+
+cmd_install_schemathesis() {
+    local venv="$LOCAL/tools/schemathesis"
+    if [[ -x $venv/bin/schemathesis && $("$venv/bin/schemathesis" --version 2>/dev/null) == *" $SCHEMATHESIS_VERSION" ]]; then
+        return 0
+    fi
+    python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || install_packages
+    log "installing schemathesis $SCHEMATHESIS_VERSION into $venv"
+    mkdir -p "$LOCAL/tools"
+    make_venv "$venv" "schemathesis==$SCHEMATHESIS_VERSION"
+}
+
 # The services' ports, one "name port" line each: what the local gateway's upstreams must match.
 cmd_ports() {
     local name
@@ -846,6 +862,8 @@ Usage: scripts/stack.sh COMMAND
   install   apt-get install what the stack needs, if anything is missing
   install-deploy-tools
             docker-compose 1.29, hadolint and kubernetes-validate under .local/tools
+  install-schemathesis
+            schemathesis (pinned) under .local/tools, for scripts/schemathesis.sh
   ports     the services' local ports, one "name port" line each
   servers   start PostgreSQL, Redis and RabbitMQ under .local/ and provision them
   migrate   apply database migrations (ORBITCOVE_MIGRATION_DATABASE_URL picks the database)
@@ -868,6 +886,7 @@ main() {
     case $command in
     install) cmd_install ;;
     install-deploy-tools) cmd_install_deploy_tools ;;
+    install-schemathesis) cmd_install_schemathesis ;;
     ports) cmd_ports ;;
     servers) cmd_servers ;;
     migrate) cmd_migrate ;;

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a community member may do: the seed's permission matrix, in one place. Routes ask
 /// ``CommunityPermissions/allows(_:for:settings:)``; tests check it as a table.
 package enum CommunityAction: String, Sendable, CaseIterable {
@@ -60,6 +62,44 @@ package enum CommunityPermissions {
             return isAdmin
         case .deleteCommunity, .manageSubscription:
             return isAdmin && (membership.isCreator || !membership.creatorIsAdmin)
+        }
+    }
+}
+
+/// What may be done to one thing a member created, by the seed's row-level rules.
+package enum ContentAction: String, Sendable, CaseIterable {
+    case editEvent
+    case deleteEvent
+    case editPost
+    case deletePost
+}
+
+/// Who made a thing, and when: all the row-level rules look at.
+package struct OwnedContent: Sendable, Equatable {
+    package var createdBy: UUID
+    package var createdAt: Date
+
+    package init(createdBy: UUID, createdAt: Date) {
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+    }
+}
+
+extension CommunityPermissions {
+    /// A member's own posts stay editable this long (the seed's `editable_until`).
+    package static let postEditWindow: TimeInterval = 24 * 3600
+
+    /// The seed's row-level rules: admins edit and delete anything; a member their own events
+    /// at any time, and their own posts for 24 hours after posting; nobody else's.
+    package static func allows(
+        _ action: ContentAction, on thing: OwnedContent, by userId: UUID, as membership: Membership?, now: Date
+    ) -> Bool {
+        guard let membership else { return false }
+        if membership.role == .admin { return true }
+        guard thing.createdBy == userId else { return false }
+        switch action {
+        case .editEvent, .deleteEvent: return true
+        case .editPost, .deletePost: return now.timeIntervalSince(thing.createdAt) < postEditWindow
         }
     }
 }

@@ -14,7 +14,8 @@ package struct SyncSection<Item: Codable & Sendable & Equatable>: Codable, Senda
 }
 
 /// `GET /communities/{id}/sync`: the seed's shape, a section per entity kind plus the token
-/// for the next call. Events, posts and transactions stay empty until those features land;
+/// for the next call (clients decode this; the server writes it section by section from the
+/// kinds its features register). Events, posts and transactions stay empty until those features land;
 /// their sections are part of the protocol already so clients need no change then.
 package struct CommunitySync: Codable, Sendable, Equatable {
     /// Present when the community itself changed (or on a full sync).
@@ -26,6 +27,9 @@ package struct CommunitySync: Codable, Sendable, Equatable {
     package var syncToken: String
     /// True when this is everything (no token, or one too old to continue from): replace, not merge.
     package var full: Bool
+    /// While a first sync has more to send: fetch `?page=` with it (merge those pages), then use
+    /// `syncToken`, which was taken before the first page was read.
+    package var nextPage: String?
 
     package init(
         community: Community?, members: SyncSection<CommunityMember>, syncToken: String, full: Bool

@@ -14,10 +14,21 @@ import Testing
 /// that is down when requests commit. These stop and start the shared test broker, so
 /// `make test` runs this suite on its own, after the others.
 @Suite(.serialized) struct FaultToleranceTests {
+    /// For the write path's cache invalidation; creating communities invalidates nothing.
+    static let redis: RedisClient = {
+        do {
+            return try RedisClient(url: TestEnvironment.redisURL, connections: 1, logger: TestEnvironment.logger)
+        } catch {
+            fatalError("the test Redis URL is not valid: \(error)")
+        }
+    }()
+
     /// Creates `count` communities the production way (row + outbox message in one transaction).
     static func createCommunities(_ count: Int, database: Database) async throws -> [UUID] {
         let owner = try await makeUser(database)
-        let store = CommunityStore(database: database, logger: TestEnvironment.logger)
+        let cache = CommunityCache(redis: Self.redis, ttlSeconds: 60, logger: TestEnvironment.logger)
+        let writes = CommunityWrites(database: database, cache: cache, logger: TestEnvironment.logger)
+        let store = CommunityStore(database: database, writes: writes, logger: TestEnvironment.logger)
         var ids: [UUID] = []
         for index in 0..<count {
             ids.append(try await store.create(.init(name: "Burst \(index)"), by: owner).id)

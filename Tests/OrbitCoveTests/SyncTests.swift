@@ -177,8 +177,8 @@ import Testing
                 .data(CommunitySync.self).syncToken
             try await api.join(ben, club, invitedBy: ada)
 
-            let snapshot = try SyncStore.Token(text: token).snapshot
-            let query = SyncStore.changes(in: club.id, since: snapshot)
+            let snapshot = try SyncToken(text: token).snapshot
+            let query = SyncEngine.changes(in: club.id, since: snapshot)
             let plan = try await withTestDatabase { database in
                 try await database.transaction(userId: ada.id) { connection in
                     let explain = PostgresQuery(

@@ -21,7 +21,8 @@ import Testing
 
     /// Whether the session is encrypted, or nil when no connection could be made.
     static func encrypted(_ url: URL) async throws -> Bool? {
-        let database = try Database(url: url, maxConnections: 1, connectionWait: .seconds(3), logger: TestEnvironment.logger)
+        let database = try Database(
+            url: url, maxConnections: 1, connectionWait: .seconds(3), logger: TestEnvironment.logger)
         return try await withServices([database.client]) {
             do {
                 let rows = try await database.systemQuery("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
@@ -34,10 +35,16 @@ import Testing
 
     @Test func postgresVerifiesTheCertificateAsTheSSLModeSays() async throws {
         // The right CA and the name on the certificate: encrypted.
-        #expect(try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-full&sslrootcert=\(Self.ca)")) == true)
+        #expect(
+            try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-full&sslrootcert=\(Self.ca)"))
+                == true)
         // The right CA but another name: verify-full refuses, verify-ca accepts.
-        #expect(try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=verify-full&sslrootcert=\(Self.ca)")) == nil)
-        #expect(try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=verify-ca&sslrootcert=\(Self.ca)")) == true)
+        #expect(
+            try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=verify-full&sslrootcert=\(Self.ca)"))
+                == nil)
+        #expect(
+            try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=verify-ca&sslrootcert=\(Self.ca)"))
+                == true)
         // Without our CA the chain is not trusted.
         #expect(try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-full")) == nil)
         #expect(try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-ca")) == nil)

@@ -8,16 +8,14 @@ import OrbitCoveModels
 /// for its admins (the audit log's row-level security agrees).
 struct AuditRoutes {
     let database: Database
-    let access: CommunityAccess
     let logger: Logger
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/api/v1/communities/:communityId/audit") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.viewAuditLog, in: context.communityId(), by: userId)
+    func register(on community: RouterGroup<AppRequestContext>) {
+        community.get("audit") { request, context in
+            let granted = try context.member(.viewAuditLog)
             let page = try PageRequest(request)
             let rows = try await entries(
-                of: granted.record.id, viewer: userId, after: page.cursor, limit: page.fetchLimit)
+                of: granted.communityId, viewer: granted.userId, after: page.cursor, limit: page.fetchLimit)
             return try Response.page(rows, of: page, requestId: context.requestId)
         }
     }

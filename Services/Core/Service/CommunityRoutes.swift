@@ -5,9 +5,8 @@ import OrbitCoveModels
 
 struct CommunityRoutes {
     let store: CommunityStore
-    let access: CommunityAccess
 
-    func register(on router: Router<AppRequestContext>) {
+    func register(on router: Router<AppRequestContext>, community: RouterGroup<AppRequestContext>) {
         router.post("/api/v1/communities") { request, context in
             let userId = try context.requireUser()
             let new = try await Self.newCommunity(from: request, context: context)
@@ -17,34 +16,25 @@ struct CommunityRoutes {
                 headers: [.location: "/api/v1/communities/\(community.id.lowercasedString)"])
         }
 
-        router.get("/api/v1/communities/:communityId") { _, context in
-            let granted = try await access.require(.viewContent, in: context.communityId(), by: context.requireUser())
-            return try Response.data(granted.community, requestId: context.requestId)
+        community.get { _, context in
+            try Response.data(try context.member(.viewContent).community, requestId: context.requestId)
         }
 
-        router.patch("/api/v1/communities/:communityId") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.editSettings, in: context.communityId(), by: userId)
+        community.patch { request, context in
+            let granted = try context.member(.editSettings)
             let changes = try await Self.changes(from: request, context: context, current: granted.record)
-            let community = try await store.update(
-                granted, with: changes, by: userId, request: RequestFacts(request, context))
-            await access.cache.invalidate(community.id)
+            let community = try await store.update(granted, with: changes, request: RequestFacts(request, context))
             return try Response.data(community, requestId: context.requestId)
         }
 
-        router.delete("/api/v1/communities/:communityId") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.deleteCommunity, in: context.communityId(), by: userId)
-            try await store.delete(granted, by: userId, request: RequestFacts(request, context))
-            await access.cache.invalidate(granted.record.id)
+        community.delete { request, context in
+            try await store.delete(try context.member(.deleteCommunity), request: RequestFacts(request, context))
             return Response(status: .noContent)
         }
 
-        router.post("/api/v1/communities/:communityId/restore") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.restoreCommunity, in: context.communityId(), by: userId)
-            let community = try await store.restore(granted, by: userId, request: RequestFacts(request, context))
-            await access.cache.invalidate(community.id)
+        community.post("restore") { request, context in
+            let community = try await store.restore(
+                try context.member(.restoreCommunity), request: RequestFacts(request, context))
             return try Response.data(community, requestId: context.requestId)
         }
 
@@ -103,7 +93,7 @@ struct CommunityRoutes {
 extension AppRequestContext {
     /// The `:communityId` of the path; anything but a UUID names no community.
     func communityId() throws -> UUID {
-        guard let id = parameters.get("communityId", as: UUID.self) else { throw CommunityAccess.notFound }
+        guard let id = parameters.get("communityId", as: UUID.self) else { throw CommunityGate.notFound }
         return id
     }
 }

@@ -8,10 +8,12 @@ import PostgresNIO
 /// message that tells the notifications service, in the transaction that makes the change.
 package struct CommunityStore: Sendable {
     let database: Database
+    let writes: CommunityWrites
     let logger: Logger
 
-    package init(database: Database, logger: Logger) {
+    package init(database: Database, writes: CommunityWrites, logger: Logger) {
         self.database = database
+        self.writes = writes
         self.logger = logger
     }
 
@@ -46,21 +48,21 @@ package struct CommunityStore: Sendable {
     package func create(_ new: NewCommunity, by userId: UUID, traceparent: String? = nil) async throws -> Community {
         let settingsJSON = String(decoding: try JSONCoding.encoder.encode(new.settings), as: UTF8.self)
         let communityId = UUID.random()
-        return try await database.transaction(userId: userId) { connection in
-            try await connection.query(
-                """
-                INSERT INTO communities (id, name, description, icon_url, created_by, settings)
-                VALUES (\(communityId), \(new.name), \(new.description), \(new.iconUrl), \(userId), \(settingsJSON)::jsonb)
-                """, logger: logger)
+        return try await writes.change(
+            in: communityId, by: userId, request: RequestFacts(traceparent: traceparent)
+        ) { change, connection in
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    INSERT INTO communities (id, name, description, icon_url, created_by, settings)
+                    VALUES (\(communityId), \(new.name), \(new.description), \(new.iconUrl), \(userId), \(settingsJSON)::jsonb)
+                    RETURNING 1
+                    """, logger: logger))
             try await connection.query(
                 "INSERT INTO members (community_id, user_id, role) VALUES (\(communityId), \(userId), 'admin')",
                 logger: logger)
-            let envelope = MessageEnvelope(
-                communityId: communityId, actorId: userId,
-                data: CommunityCreated(communityId: communityId, name: new.name, createdBy: userId))
-            try await Outbox.enqueue(
-                envelope, to: .notifications, traceparent: traceparent, on: connection, logger: logger)
-            guard let record = try await Self.record(communityId, on: connection, logger: logger) else {
+            change.announce(CommunityCreated(communityId: communityId, name: new.name, createdBy: userId))
+            guard let record = try await CommunityRecord.load(communityId, on: connection, logger: logger) else {
                 throw APIError.internalError
             }
             return record.community(role: .admin)
@@ -68,14 +70,17 @@ package struct CommunityStore: Sendable {
     }
 
     func update(
-        _ granted: CommunityAccess.Granted, with changes: Changes, by userId: UUID, request: RequestFacts
-    ) async throws -> Community {
-        let id = granted.record.id
+        _ granted: CommunityGate.Granted, with changes: Changes, request: RequestFacts
+    ) async throws
+        -> Community
+    {
+        let id = granted.communityId
         let settingsJSON = try changes.settingsPatch.map {
             String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self)
         }
-        return try await database.transaction(userId: userId) { connection in
-            let updated = try await connection.query(
+        return try await writes.change(in: id, by: granted.userId, request: request) { change, connection in
+            // Deleted meanwhile: nothing changed, nothing to record.
+            let touched = try await connection.changedRows(
                 """
                 UPDATE communities SET
                     name = coalesce(\(changes.name), name),
@@ -86,65 +91,64 @@ package struct CommunityStore: Sendable {
                 WHERE id = \(id) AND deleted_at IS NULL
                 RETURNING 1
                 """, logger: logger)
-            // Deleted meanwhile: nothing changed, nothing to record.
-            guard try await updated.collect().count == 1 else { throw CommunityAccess.notFound }
-            guard let record = try await Self.record(id, on: connection, logger: logger) else {
-                throw APIError.internalError
+            guard touched == 1, let record = try await CommunityRecord.load(id, on: connection, logger: logger) else {
+                throw CommunityGate.notFound
             }
+            change.touched(touched)
+            change.invalidatesCache()
             if !changes.fields.isEmpty {
-                try await request.recordChange(
-                    "community.settings_changed", by: userId, in: id, target: ("community", id),
-                    metadata: ["fields": .array(changes.fields.map { .string($0) })],
-                    announcing: CommunityUpdated(
-                        communityId: id, name: record.name, changes: changes.fields, updatedBy: userId),
-                    on: connection, logger: logger)
+                change.audit(
+                    "community.settings_changed", target: ("community", id),
+                    metadata: ["fields": .array(changes.fields.map { .string($0) })])
+                change.announce(
+                    CommunityUpdated(
+                        communityId: id, name: record.name, changes: changes.fields, updatedBy: granted.userId))
             }
             return record.community(role: granted.membership.role)
         }
     }
 
     /// Soft deletion: hidden from every member at once, restorable by an admin for 30 days.
-    func delete(_ granted: CommunityAccess.Granted, by userId: UUID, request: RequestFacts) async throws {
-        let id = granted.record.id
-        try await database.transaction(userId: userId) { connection in
-            let deleted = try await connection.query(
-                """
-                UPDATE communities SET deleted_at = NOW(), deleted_by = \(userId)
-                WHERE id = \(id) AND deleted_at IS NULL
-                RETURNING 1
-                """, logger: logger)
-            // Someone else deleted it first: their deletion is the one recorded.
-            guard try await deleted.collect().count == 1 else { return }
-            try await request.recordChange(
-                "community.deleted", by: userId, in: id, target: ("community", id),
-                announcing: CommunityUpdated(
-                    communityId: id, name: granted.record.name, changes: ["deleted"], updatedBy: userId),
-                on: connection, logger: logger)
+    /// Someone else deleting it first means this one touched nothing and records nothing.
+    func delete(_ granted: CommunityGate.Granted, request: RequestFacts) async throws {
+        let id = granted.communityId
+        try await writes.change(in: id, by: granted.userId, request: request) { change, connection in
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE communities SET deleted_at = NOW(), deleted_by = \(granted.userId)
+                    WHERE id = \(id) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            change.audit("community.deleted", target: ("community", id))
+            change.announce(
+                CommunityUpdated(
+                    communityId: id, name: granted.record.name, changes: ["deleted"], updatedBy: granted.userId))
+            change.invalidatesCache()
         }
     }
 
-    func restore(_ granted: CommunityAccess.Granted, by userId: UUID, request: RequestFacts) async throws -> Community {
-        let id = granted.record.id
-        return try await database.transaction(userId: userId) { connection in
-            let rows = try await connection.query(
+    func restore(_ granted: CommunityGate.Granted, request: RequestFacts) async throws -> Community {
+        let id = granted.communityId
+        return try await writes.change(in: id, by: granted.userId, request: request) { change, connection in
+            let restored = try await connection.changedRows(
                 """
                 UPDATE communities SET deleted_at = NULL, deleted_by = NULL, updated_at = NOW()
                 WHERE id = \(id) AND deleted_at > NOW() - \(Retention.communityGrace)::interval
                 RETURNING 1
                 """, logger: logger)
-            var restored = false
-            for try await _ in rows { restored = true }
-            guard restored else {
+            guard restored == 1 else {
                 throw APIError(
                     .gone, code: "COMMUNITY_NOT_RESTORABLE",
                     message: "This community was deleted more than 30 days ago, or is not deleted")
             }
-            try await request.recordChange(
-                "community.restored", by: userId, in: id, target: ("community", id),
-                announcing: CommunityUpdated(
-                    communityId: id, name: granted.record.name, changes: ["restored"], updatedBy: userId),
-                on: connection, logger: logger)
-            guard let record = try await Self.record(id, on: connection, logger: logger) else {
+            change.touched(restored)
+            change.audit("community.restored", target: ("community", id))
+            change.announce(
+                CommunityUpdated(
+                    communityId: id, name: granted.record.name, changes: ["restored"], updatedBy: granted.userId))
+            change.invalidatesCache()
+            guard let record = try await CommunityRecord.load(id, on: connection, logger: logger) else {
                 throw APIError.internalError
             }
             return record.community(role: granted.membership.role)
@@ -175,15 +179,5 @@ package struct CommunityStore: Sendable {
             }
             return page
         }
-    }
-
-    /// The community's row as the caller's transaction sees it.
-    static func record(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> CommunityRecord? {
-        let rows = try await connection.query(
-            """
-            SELECT \(unescaped: CommunityRecord.columns) FROM communities c WHERE c.id = \(id)
-            """, logger: logger)
-        for try await row in rows.decode(CommunityRecord.Row.self) { return try CommunityRecord.decode(row) }
-        return nil
     }
 }

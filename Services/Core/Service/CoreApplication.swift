@@ -18,44 +18,44 @@ package enum CoreApplication {
     package static func parts(
         runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()
     ) throws -> ServiceParts {
-        let settings = runtime.settings
         let core = try CoreSettings(environment: environment)
-        let database = try Database(
-            url: settings.databaseURL, connectionWait: settings.databaseWait, logger: runtime.logger("postgres"))
-        let redis = try RedisClient(
-            url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
-        let publisher = AMQPPublisher(
-            settings: try runtime.amqpSettings(role: "publisher"), topology: .forQueues(QueueName.allCases),
-            logger: runtime.logger("amqp"))
-        let relay = OutboxRelay(
-            database: database, publisher: publisher, appId: settings.name, logger: runtime.logger("outbox"))
-        let limiter = RateLimiter(redis: redis, logger: runtime.logger("rate-limits"))
-        let cache = CommunityCache(redis: redis, ttlSeconds: core.cacheSeconds, logger: runtime.logger("cache"))
-        let access = CommunityAccess(database: database, cache: cache, logger: runtime.logger("access"))
+        let kit = try ServiceKit(runtime: runtime, cacheSeconds: core.cacheSeconds)
+        let database = kit.database
+        let limiter = RateLimiter(redis: kit.redis, logger: runtime.logger("rate-limits"))
         let retention = RetentionJobs(
-            database: database, cache: cache, interval: .seconds(core.retentionIntervalSeconds),
+            database: database, cache: kit.cache, interval: .seconds(core.retentionIntervalSeconds),
             logger: runtime.logger("retention"))
 
-        let router = runtime.makeRouter(
-            checks: [.postgres(database), .redis(redis), .rabbitmq(publisher)],
-            verifier: runtime.makeTokenVerifier())
+        let router = kit.router()
         router.add(
             middleware: UserRateLimitMiddleware(limiter: limiter, reads: core.readLimit, writes: core.writeLimit))
         router.add(middleware: IdempotencyMiddleware(database: database, logger: runtime.logger("idempotency")))
+        let community = kit.communityRoutes(on: router, membersPage: MemberRoutes.firstPageHint)
 
         func log(_ label: String) -> Logger { runtime.logger(label) }
-        UserRoutes(store: UserStore(database: database, logger: log("users")), cache: cache).register(on: router)
+        UserRoutes(store: UserStore(database: database, logger: log("users")), cache: kit.cache).register(on: router)
         FamilyMemberRoutes(store: FamilyMemberStore(database: database, logger: log("family"))).register(on: router)
-        CommunityRoutes(store: CommunityStore(database: database, logger: log("communities")), access: access)
-            .register(on: router)
-        MemberRoutes(store: MemberStore(database: database, logger: log("members")), access: access)
-            .register(on: router)
+        CommunityRoutes(store: CommunityStore(database: database, writes: kit.writes, logger: log("communities")))
+            .register(on: router, community: community)
+        MemberRoutes(
+            store: MemberStore(database: database, writes: kit.writes, logger: log("members")), cache: kit.cache
+        )
+        .register(on: community)
         InviteRoutes(
-            store: InviteStore(database: database, logger: log("invites")), access: access, limiter: limiter,
-            lookupLimit: core.inviteLookupLimit
-        ).register(on: router)
-        AuditRoutes(database: database, access: access, logger: log("audit")).register(on: router)
-        SyncRoutes(store: SyncStore(database: database, logger: log("sync")), access: access).register(on: router)
-        return ServiceParts(router: router, services: [database.client, redis, publisher, relay, retention])
+            store: InviteStore(database: database, writes: kit.writes, logger: log("invites")), gate: kit.gate,
+            limiter: limiter, lookupLimit: core.inviteLookupLimit
+        ).register(on: router, community: community)
+        AuditRoutes(database: database, logger: log("audit")).register(on: community)
+        SyncRoutes(engine: SyncEngine(database: database, registry: Self.syncRegistry, logger: log("sync")))
+            .register(on: community)
+        return ServiceParts(router: router, services: kit.services + [retention])
+    }
+
+    /// Every entity kind core syncs; a feature registers its own here.
+    static var syncRegistry: SyncRegistry {
+        var registry = SyncRegistry()
+        registry.register(MemberSync.kind())
+        return registry
+
     }
 }

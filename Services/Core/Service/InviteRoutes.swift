@@ -5,38 +5,34 @@ import OrbitCoveModels
 
 struct InviteRoutes {
     let store: InviteStore
-    let access: CommunityAccess
+    let gate: CommunityGate
     let limiter: RateLimiter
     let lookupLimit: RateLimit
 
-    func register(on router: Router<AppRequestContext>) {
-        router.post("/api/v1/communities/:communityId/invites") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.inviteMembers, in: context.communityId(), by: userId)
+    func register(on router: Router<AppRequestContext>, community: RouterGroup<AppRequestContext>) {
+        community.post("invites") { request, context in
+            let granted = try context.member(.inviteMembers)
             var reader = try await FieldReader.read(request, context: context, allowed: ["maxUses", "expiresInHours"])
             let maxUses = reader.integer("maxUses", in: 1...10_000).value
             let expiresInHours = reader.integer("expiresInHours", in: 1...(24 * 90)).value
             try reader.check()
             let invite = try await store.create(
-                in: granted, by: userId, maxUses: maxUses, expiresInHours: expiresInHours,
-                request: RequestFacts(request, context))
+                in: granted, maxUses: maxUses, expiresInHours: expiresInHours, request: RequestFacts(request, context))
             return try Response.data(invite, status: .created, requestId: context.requestId)
         }
 
-        router.get("/api/v1/communities/:communityId/invites") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.inviteMembers, in: context.communityId(), by: userId)
+        community.get("invites") { request, context in
+            let granted = try context.member(.inviteMembers)
             let page = try PageRequest(request)
             let rows = try await store.invites(
-                of: granted.record.id, viewer: userId, after: page.cursor, limit: page.fetchLimit)
+                of: granted.communityId, viewer: granted.userId, after: page.cursor, limit: page.fetchLimit)
             return try Response.page(rows, of: page, requestId: context.requestId)
         }
 
-        router.delete("/api/v1/communities/:communityId/invites/:inviteId") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.inviteMembers, in: context.communityId(), by: userId)
+        community.delete("invites/:inviteId") { request, context in
+            let granted = try context.member(.inviteMembers)
             guard let inviteId = context.parameters.get("inviteId", as: UUID.self) else { throw InviteStore.notFound }
-            try await store.revoke(inviteId, in: granted.record.id, by: userId, request: RequestFacts(request, context))
+            try await store.revoke(inviteId, in: granted, request: RequestFacts(request, context))
             return Response(status: .noContent)
         }
 
@@ -68,8 +64,7 @@ struct InviteRoutes {
         try await limitLookups(request, context)
         let joined = try await store.redeem(
             code, expectedCommunity: community, by: userId, request: RequestFacts(request, context))
-        await access.cache.invalidate(joined.communityId)
-        let granted = try await access.require(.viewContent, in: joined.communityId, by: userId)
+        let granted = try await gate.require(.viewContent, in: joined.communityId, by: userId)
         return try Response.data(granted.community, status: joined.isNew ? .created : .ok, requestId: context.requestId)
     }
 

@@ -10,6 +10,7 @@ import PostgresNIO
 /// nature, so those two run as the system, and only they do.
 struct InviteStore: Sendable {
     let database: Database
+    let writes: CommunityWrites
     let logger: Logger
 
     static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
@@ -33,16 +34,15 @@ struct InviteStore: Sendable {
         message: "An admin removed you from this community; an admin has to let you back in first")
 
     func create(
-        in granted: CommunityAccess.Granted, by userId: UUID, maxUses: Int?, expiresInHours: Int?,
-        request: RequestFacts
+        in granted: CommunityGate.Granted, maxUses: Int?, expiresInHours: Int?, request: RequestFacts
     ) async throws -> Invite {
-        let communityId = granted.record.id
+        let (communityId, userId) = (granted.communityId, granted.userId)
         // 31^6 codes: a collision is rare, and then another draw settles it.
         for _ in 0..<5 {
             let code = Self.generateCode()
             let id = UUID.random()
-            let created = try await database.transaction(userId: userId) { connection in
-                let rows = try await connection.query(
+            let created = try await writes.change(in: communityId, by: userId, request: request) { change, connection in
+                let inserted = try await connection.changedRows(
                     """
                     INSERT INTO invites (id, community_id, code, created_by, max_uses, uses_remaining, expires_at)
                     VALUES (\(id), \(communityId), \(code), \(userId), \(maxUses), \(maxUses),
@@ -50,15 +50,11 @@ struct InviteStore: Sendable {
                     ON CONFLICT (code) DO NOTHING
                     RETURNING 1
                     """, logger: logger)
-                var inserted = false
-                for try await _ in rows { inserted = true }
-                guard inserted else { return false }
-                try await AuditLog.record(
-                    "invite.created", userId: userId, communityId: communityId, targetType: "invite", targetId: id,
-                    metadata: ["maxUses": maxUses.map { .number(Double($0)) } ?? .null],
-                    ipAddress: request.clientAddress,
-                    on: connection, logger: logger)
-                return true
+                change.touched(inserted)
+                change.audit(
+                    "invite.created", target: ("invite", id),
+                    metadata: ["maxUses": maxUses.map { .number(Double($0)) } ?? .null])
+                return inserted == 1
             }
             if created, let invite = try await invites(of: communityId, viewer: userId, id: id).first {
                 return invite.0
@@ -96,20 +92,18 @@ struct InviteStore: Sendable {
         }
     }
 
-    func revoke(_ inviteId: UUID, in communityId: UUID, by userId: UUID, request: RequestFacts) async throws {
-        try await database.transaction(userId: userId) { connection in
-            let rows = try await connection.query(
+    func revoke(_ inviteId: UUID, in granted: CommunityGate.Granted, request: RequestFacts) async throws {
+        let communityId = granted.communityId
+        try await writes.change(in: communityId, by: granted.userId, request: request) { change, connection in
+            let revoked = try await connection.changedRows(
                 """
                 UPDATE invites SET revoked_at = coalesce(revoked_at, NOW())
                 WHERE id = \(inviteId) AND community_id = \(communityId)
                 RETURNING 1
                 """, logger: logger)
-            var found = false
-            for try await _ in rows { found = true }
-            guard found else { throw Self.notFound }
-            try await AuditLog.record(
-                "invite.revoked", userId: userId, communityId: communityId, targetType: "invite", targetId: inviteId,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
+            guard revoked == 1 else { throw Self.notFound }
+            change.touched(revoked)
+            change.audit("invite.revoked", target: ("invite", inviteId))
         }
     }
 
@@ -135,9 +129,10 @@ struct InviteStore: Sendable {
     /// is unknown there.
     func redeem(_ code: String, expectedCommunity: UUID?, by userId: UUID, request: RequestFacts) async throws -> Joined
     {
-        try await database.transaction(scope: .system) { connection in
+        try await writes.change(in: nil, by: userId, request: request, scope: .system) { change, connection in
             let invite = try await find(code, on: connection, lock: true)
             if let expectedCommunity, expectedCommunity != invite.communityId { throw Self.notFound }
+            change.community = invite.communityId
             try await MemberStore.lock(invite.communityId, on: connection, logger: logger)
             // A member who follows a link again is simply there, whatever became of the code.
             let member = try await connection.query(
@@ -166,21 +161,23 @@ struct InviteStore: Sendable {
             var joinedAs: String?
             for try await name in rows.decode(String.self) { joinedAs = name }
             guard let displayName = joinedAs else { return Joined(communityId: invite.communityId, isNew: false) }
+            change.touched(1)
             try await connection.query(
                 """
                 UPDATE invites SET use_count = use_count + 1, uses_remaining = uses_remaining - 1
                 WHERE id = \(invite.id)
                 """, logger: logger)
-            try await request.recordChange(
-                "member.added", by: userId, in: invite.communityId, target: ("user", userId),
+            change.audit(
+                "member.added", target: ("user", userId),
                 metadata: [
                     "inviteId": .string(invite.id.lowercasedString),
                     "invitedBy": .string(invite.createdBy.lowercasedString),
-                ],
-                announcing: MemberJoined(
+                ])
+            change.announce(
+                MemberJoined(
                     communityId: invite.communityId, communityName: invite.communityName, userId: userId,
-                    displayName: displayName),
-                on: connection, logger: logger)
+                    displayName: displayName))
+            change.invalidatesCache()
             return Joined(communityId: invite.communityId, isNew: true)
         }
     }

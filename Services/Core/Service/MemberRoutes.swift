@@ -5,67 +5,65 @@ import OrbitCoveModels
 
 struct MemberRoutes {
     let store: MemberStore
-    let access: CommunityAccess
+    let cache: CommunityCache
 
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/api/v1/communities/:communityId/members") { request, context in
-            let userId = try context.requireUser()
+    func register(on community: RouterGroup<AppRequestContext>) {
+        community.get("members") { request, context in
+            let granted = try context.member(.viewContent)
             let page = try PageRequest(request)
-            // The first page is what every client opens with: it is cached with the community.
-            let first = page.cursor == nil ? page.fetchLimit : nil
-            let granted = try await access.require(
-                .viewContent, in: context.communityId(), by: userId, membersPageLimit: first)
-            if let cached = granted.cachedMembers {
+            // The first page is what every client opens with: it is cached with the community,
+            // and the gate read it with the membership (``firstPageHint(_:_:)``).
+            if page.cursor == nil, let cached = granted.cachedMembers {
                 let rows = try cached.map { ($0.member, try PageCursor(token: $0.cursor)) }
                 return try Response.page(rows, of: page, requestId: context.requestId)
             }
             let rows = try await store.members(
-                of: granted.record.id, viewer: userId, after: page.cursor, limit: page.fetchLimit)
-            if let first {
-                await access.cache.storeMembersPage(
-                    rows.map { .init(member: $0.0, cursor: $0.1.token) }, granted.record.id, limit: first,
+                of: granted.communityId, viewer: granted.userId, after: page.cursor, limit: page.fetchLimit)
+            if page.cursor == nil {
+                await cache.storeMembersPage(
+                    rows.map { .init(member: $0.0, cursor: $0.1.token) }, granted.communityId, limit: page.fetchLimit,
                     generation: granted.generation)
             }
             return try Response.page(rows, of: page, requestId: context.requestId)
         }
 
-        router.patch("/api/v1/communities/:communityId/members/:userId") { request, context in
-            let actor = try context.requireUser()
-            let granted = try await access.require(.changeMemberRoles, in: context.communityId(), by: actor)
+        community.patch("members/:userId") { request, context in
+            let granted = try context.member(.changeMemberRoles)
             let target = try context.memberId()
             var reader = try await FieldReader.read(request, context: context, allowed: ["role"])
             let role = reader.role("role")
             try reader.check()
             let member = try await store.changeRole(
-                of: target, to: role ?? .member, in: granted, by: actor, request: RequestFacts(request, context))
-            await access.cache.invalidate(granted.record.id)
+                of: target, to: role ?? .member, in: granted, request: RequestFacts(request, context))
             return try Response.data(member, requestId: context.requestId)
         }
 
-        router.delete("/api/v1/communities/:communityId/members/:userId") { request, context in
-            let actor = try context.requireUser()
-            let granted = try await access.require(.removeMembers, in: context.communityId(), by: actor)
-            let target = try context.memberId()
-            try await store.remove(target, from: granted, by: actor, request: RequestFacts(request, context))
-            await access.cache.invalidate(granted.record.id)
+        community.delete("members/:userId") { request, context in
+            let granted = try context.member(.removeMembers)
+            try await store.remove(try context.memberId(), from: granted, request: RequestFacts(request, context))
             return Response(status: .noContent)
         }
 
-        router.post("/api/v1/communities/:communityId/members/:userId/readmit") { request, context in
-            let actor = try context.requireUser()
-            let granted = try await access.require(.removeMembers, in: context.communityId(), by: actor)
-            try await store.readmit(
-                try context.memberId(), in: granted, by: actor, request: RequestFacts(request, context))
+        community.post("members/:userId/readmit") { request, context in
+            let granted = try context.member(.removeMembers)
+            try await store.readmit(try context.memberId(), in: granted, request: RequestFacts(request, context))
             return Response(status: .noContent)
         }
 
-        router.post("/api/v1/communities/:communityId/leave") { request, context in
-            let userId = try context.requireUser()
-            let granted = try await access.require(.viewContent, in: context.communityId(), by: userId)
-            try await store.leave(granted, user: userId, request: RequestFacts(request, context))
-            await access.cache.invalidate(granted.record.id)
+        community.post("leave") { request, context in
+            try await store.leave(try context.member(.viewContent), request: RequestFacts(request, context))
             return Response(status: .noContent)
         }
+    }
+
+    /// The size of the first members page the gate should read from the cache along with the
+    /// membership: for `GET …/members` without a cursor, the page asked for (plus one).
+    static func firstPageHint(_ request: Request, _ context: AppRequestContext) -> Int? {
+        let query = request.uri.queryParameters
+        guard request.method == .get, request.uri.path.hasSuffix("/members"), query.get("cursor") == nil,
+            let limit = try? PageCursor.limit(from: query.get("limit"))
+        else { return nil }
+        return limit + 1
     }
 }
 

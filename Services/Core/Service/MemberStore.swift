@@ -10,6 +10,7 @@ import PostgresNIO
 /// other at once cannot leave it without one.
 struct MemberStore: Sendable {
     let database: Database
+    let writes: CommunityWrites
     let logger: Logger
 
     /// Oldest members first (the creator leads).
@@ -34,11 +35,12 @@ struct MemberStore: Sendable {
     }
 
     func changeRole(
-        of target: UUID, to role: MemberRole, in granted: CommunityAccess.Granted, by actor: UUID,
-        request: RequestFacts
-    ) async throws -> CommunityMember {
-        let community = granted.record
-        return try await database.transaction(userId: actor) { connection in
+        of target: UUID, to role: MemberRole, in granted: CommunityGate.Granted, request: RequestFacts
+    )
+        async throws -> CommunityMember
+    {
+        let (community, actor) = (granted.record, granted.userId)
+        return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
             try await Self.lock(community.id, on: connection, logger: logger)
             let current = try await member(target, of: community.id, on: connection)
             if target == community.createdBy && actor != community.createdBy {
@@ -48,82 +50,74 @@ struct MemberStore: Sendable {
             if current.role == .admin, try await counts(community.id, on: connection).admins <= 1 {
                 throw Self.lastAdmin
             }
-            let updated = try await connection.query(
-                """
-                UPDATE members SET role = \(role.rawValue)::member_role
-                WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
-                RETURNING 1
-                """, logger: logger)
-            guard try await updated.collect().count == 1 else { throw Self.memberNotFound }
-            try await request.recordChange(
-                "member.role_changed", by: actor, in: community.id, target: ("user", target),
-                metadata: ["from": .string(current.role.rawValue), "to": .string(role.rawValue)],
-                announcing: MemberRoleChanged(
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE members SET role = \(role.rawValue)::member_role
+                    WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            change.audit(
+                "member.role_changed", target: ("user", target),
+                metadata: ["from": .string(current.role.rawValue), "to": .string(role.rawValue)])
+            change.announce(
+                MemberRoleChanged(
                     communityId: community.id, communityName: community.name, userId: target, role: role,
-                    changedBy: actor),
-                on: connection, logger: logger)
+                    changedBy: actor))
+            change.invalidatesCache()
             var changed = current
             changed.role = role
             return changed
         }
     }
 
-    func remove(
-        _ target: UUID, from granted: CommunityAccess.Granted, by actor: UUID, request: RequestFacts
-    )
-        async throws
-    {
-        let community = granted.record
+    func remove(_ target: UUID, from granted: CommunityGate.Granted, request: RequestFacts) async throws {
+        let (community, actor) = (granted.record, granted.userId)
         guard target != actor else {
             throw APIError(
                 .conflict, code: "CANNOT_REMOVE_SELF", message: "To leave a community, use its leave action")
         }
-        try await database.transaction(userId: actor) { connection in
+        try await writes.change(in: community.id, by: actor, request: request) { change, connection in
             try await Self.lock(community.id, on: connection, logger: logger)
             _ = try await member(target, of: community.id, on: connection)
             if target == community.createdBy { throw Self.creatorProtected }
-            let removed = try await connection.query(
-                """
-                UPDATE members SET left_at = NOW(), removed_by = \(actor)
-                WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
-                RETURNING 1
-                """, logger: logger)
-            guard try await removed.collect().count == 1 else { throw Self.memberNotFound }
-            try await request.recordChange(
-                "member.removed", by: actor, in: community.id, target: ("user", target),
-                announcing: MemberRemoved(
-                    communityId: community.id, communityName: community.name, userId: target, removedBy: actor),
-                on: connection, logger: logger)
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE members SET left_at = NOW(), removed_by = \(actor)
+                    WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            change.audit("member.removed", target: ("user", target))
+            change.announce(
+                MemberRemoved(
+                    communityId: community.id, communityName: community.name, userId: target, removedBy: actor))
+            change.invalidatesCache()
         }
     }
 
     /// Lets a removed member back: they may join again with an invite code. Nothing happens
     /// (and nothing is recorded) for someone who was not removed.
-    func readmit(
-        _ target: UUID, in granted: CommunityAccess.Granted, by actor: UUID, request: RequestFacts
-    )
-        async throws
-    {
+    func readmit(_ target: UUID, in granted: CommunityGate.Granted, request: RequestFacts) async throws {
         let community = granted.record
-        try await database.transaction(userId: actor) { connection in
+        try await writes.change(in: community.id, by: granted.userId, request: request) { change, connection in
             try await Self.lock(community.id, on: connection, logger: logger)
-            let rows = try await connection.query(
+            let readmitted = try await connection.changedRows(
                 """
                 UPDATE members SET removed_by = NULL
                 WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NOT NULL
                   AND removed_by IS NOT NULL
                 RETURNING 1
                 """, logger: logger)
-            guard try await rows.collect().count == 1 else { throw Self.notRemoved }
-            try await AuditLog.record(
-                "member.readmitted", userId: actor, communityId: community.id, targetType: "user", targetId: target,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
+            guard readmitted == 1 else { throw Self.notRemoved }
+            change.touched(readmitted)
+            change.audit("member.readmitted", target: ("user", target))
         }
     }
 
-    func leave(_ granted: CommunityAccess.Granted, user: UUID, request: RequestFacts) async throws {
-        let community = granted.record
-        try await database.transaction(userId: user) { connection in
+    func leave(_ granted: CommunityGate.Granted, request: RequestFacts) async throws {
+        let (community, user) = (granted.record, granted.userId)
+        try await writes.change(in: community.id, by: user, request: request) { change, connection in
             try await Self.lock(community.id, on: connection, logger: logger)
             let current = try await member(user, of: community.id, on: connection)
             if current.role == .admin {
@@ -136,19 +130,19 @@ struct MemberStore: Sendable {
                             message: "You are the only member; delete the community instead of leaving it")
                 }
             }
-            let left = try await connection.query(
-                """
-                UPDATE members SET left_at = NOW()
-                WHERE community_id = \(community.id) AND user_id = \(user) AND left_at IS NULL
-                RETURNING 1
-                """, logger: logger)
-            guard try await left.collect().count == 1 else { throw Self.memberNotFound }
-            try await request.recordChange(
-                "member.left", by: user, in: community.id, target: ("user", user),
-                announcing: MemberLeft(
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE members SET left_at = NOW()
+                    WHERE community_id = \(community.id) AND user_id = \(user) AND left_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            change.audit("member.left", target: ("user", user))
+            change.announce(
+                MemberLeft(
                     communityId: community.id, communityName: community.name, userId: user,
-                    displayName: current.displayName),
-                on: connection, logger: logger)
+                    displayName: current.displayName))
+            change.invalidatesCache()
         }
     }
 

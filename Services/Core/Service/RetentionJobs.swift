@@ -4,6 +4,17 @@ import OrbitCoveInfra
 import PostgresNIO
 import ServiceLifecycle
 
+/// How long deleted things can come back, and when the retention jobs remove them for good.
+enum Retention {
+    static let accountGrace = "7 days"
+    static let communityGrace = "30 days"
+    static let idempotencyKeys = "24 hours"
+    static let expiredInvites = "7 days"
+    static let changeLog = "90 days"
+    /// Refresh tokens, after revocation or expiry (spent tokens stay until then, for reuse detection).
+    static let deadRefreshTokens = "30 days"
+}
+
 /// The core API's half of the seed's data lifecycle, every few minutes in whichever replica
 /// takes the lock first: accounts whose deletion grace period ended are anonymised (their
 /// communities keep an admin), communities deleted more than 30 days ago are purged, and

@@ -16,8 +16,8 @@ package enum NotificationsApplication {
 
     package static func parts(runtime: ServiceRuntime) throws -> ServiceParts {
         try .queueWorker(runtime: runtime, queue: .notifications, consumer: consumerName, register: register) {
-            router, database in
-            NotificationRoutes(store: NotificationStore(database: database, logger: runtime.logger("history")))
+            router, kit in
+            NotificationRoutes(store: NotificationStore(database: kit.database, logger: runtime.logger("history")))
                 .register(on: router)
         }
     }

@@ -189,7 +189,8 @@ package struct Database: Sendable {
             tls.certificateVerification = verification
             if let rootCertificate, verification != .none {
                 guard FileManager.default.isReadableFile(atPath: rootCertificate) else {
-                    throw ConfigurationError(variable: "database URL", reason: "cannot read sslrootcert \(rootCertificate)")
+                    throw ConfigurationError(
+                        variable: "database URL", reason: "cannot read sslrootcert \(rootCertificate)")
                 }
                 tls.trustRoots = .file(rootCertificate)
             }

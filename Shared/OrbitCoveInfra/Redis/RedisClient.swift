@@ -49,7 +49,9 @@ package final class RedisClient: Service, Sendable {
         self.settings = settings
         self.logger = logger
         self.timeout = timeout
-        self.socketTimeout = socketTimeout
+        // A blocked thread is freed by the socket timeout; it must not cut replies that the
+        // caller is still waiting for.
+        self.socketTimeout = max(socketTimeout, timeout * 2)
         self.maxInFlight = connections * 8
         self.breaker = CircuitBreaker(name: "redis")
         self.failures = Counter(label: "orbitcove_redis_failures_total")

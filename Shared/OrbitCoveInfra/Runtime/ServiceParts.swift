@@ -13,26 +13,20 @@ package struct ServiceParts {
         self.services = services
     }
 
-    /// A service that works one queue: database, Redis, token verification and the queue
-    /// worker, with `/ready` checking all of them. `addRoutes` adds the service's own routes.
+    /// A service that works one queue, built on the ``ServiceKit`` every service shares (so it
+    /// can also gate community routes, publish through its outbox and run periodic jobs):
+    /// `/ready` checks the database, Redis, the broker and the consumer. `addRoutes` adds the
+    /// service's own routes, `jobs` its periodic work.
     package static func queueWorker(
         runtime: ServiceRuntime, queue: QueueName, consumer: String,
         register: (inout MessageHandlers) -> Void = { _ in },
-        addRoutes: (Router<AppRequestContext>, Database) -> Void = { _, _ in }
+        addRoutes: (Router<AppRequestContext>, ServiceKit) -> Void = { _, _ in },
+        jobs: (ServiceKit) -> [PeriodicJob] = { _ in [] }
     ) throws -> ServiceParts {
-        let settings = runtime.settings
-        let database = try Database(
-            url: settings.databaseURL, connectionWait: settings.databaseWait, logger: runtime.logger("postgres"))
-        let redis = try RedisClient(
-            url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
-        let consumerSettings = try runtime.amqpSettings(role: "consumer")
-        let worker = QueueWorker.make(
-            queue: queue, consumer: consumer, database: database, settings: consumerSettings,
-            logger: runtime.logger("consumer"), register: register)
-        let router = runtime.makeRouter(
-            checks: [.postgres(database), .redis(redis), worker.readiness],
-            verifier: runtime.makeTokenVerifier())
-        addRoutes(router, database)
-        return ServiceParts(router: router, services: [database.client, redis] + worker.services)
+        let kit = try ServiceKit(runtime: runtime)
+        let worker = try kit.queueWorker(queue: queue, consumer: consumer, register: register)
+        let router = kit.router(extraChecks: [worker.readiness])
+        addRoutes(router, kit)
+        return ServiceParts(router: router, services: kit.services + worker.services + jobs(kit))
     }
 }

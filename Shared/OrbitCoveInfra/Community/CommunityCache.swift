@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import OrbitCoveInfra
 import OrbitCoveModels
 import Synchronization
 
@@ -19,13 +18,13 @@ import Synchronization
 /// generation stores nothing, and an invalidation that could not reach Redis is remembered
 /// and retried: until it lands, this process reads that community past the cache, so a
 /// change made during an outage is not undone by old entries when Redis comes back.
-struct CommunityCache: Sendable {
-    let redis: RedisClient
-    let ttlSeconds: Int
-    let logger: Logger
+package struct CommunityCache: Sendable {
+    package let redis: RedisClient
+    package let ttlSeconds: Int
+    package let logger: Logger
     private let pending = PendingInvalidations()
 
-    init(redis: RedisClient, ttlSeconds: Int, logger: Logger) {
+    package init(redis: RedisClient, ttlSeconds: Int, logger: Logger) {
         self.redis = redis
         self.ttlSeconds = ttlSeconds
         self.logger = logger
@@ -33,28 +32,35 @@ struct CommunityCache: Sendable {
 
     /// A membership as cached: the role, or `nil` for "not a member" (cached too, so probing
     /// a community one does not belong to does not reach the database every time).
-    struct CachedMembership: Codable {
-        var role: MemberRole?
+    package struct CachedMembership: Codable {
+        package var role: MemberRole?
+
+        package init(role: MemberRole?) { self.role = role }
     }
 
     /// A member of a cached page, with its position for the next page's cursor.
-    struct CachedMember: Codable {
-        var member: CommunityMember
-        var cursor: String
+    package struct CachedMember: Codable, Sendable {
+        package var member: CommunityMember
+        package var cursor: String
+
+        package init(member: CommunityMember, cursor: String) {
+            self.member = member
+            self.cursor = cursor
+        }
     }
 
     /// What the cache holds for one community and user, read in one round trip.
-    struct Snapshot: Sendable {
+    package struct Snapshot: Sendable {
         /// `nil` when the cache could not be read: then nothing read from the database is stored.
-        var generation: String?
-        var record: CommunityRecord?
-        var membership: CachedMembership?
-        var membersPage: [CachedMember]?
+        package var generation: String?
+        package var record: CommunityRecord?
+        package var membership: CachedMembership?
+        package var membersPage: [CachedMember]?
     }
 
     /// The generation, then the entries under it (community, membership, a members page).
     /// The entries' keys derive from the generation, so the script names them itself.
-    static let lookupScript = RedisScript(
+    package static let lookupScript = RedisScript(
         """
         local generation = redis.call('GET', KEYS[1]) or '0'
         local base = ARGV[1] .. generation
@@ -63,14 +69,14 @@ struct CommunityCache: Sendable {
         return {generation, redis.call('GET', base .. ':community'), redis.call('GET', base .. ':member:' .. ARGV[2]), page}
         """)
 
-    static let invalidateScript = RedisScript(
+    package static let invalidateScript = RedisScript(
         """
         local generation = redis.call('INCR', KEYS[1])
         redis.call('EXPIRE', KEYS[1], ARGV[1])
         return generation
         """)
 
-    func lookup(_ communityId: UUID, _ userId: UUID, membersPageLimit: Int? = nil) async -> Snapshot {
+    package func lookup(_ communityId: UUID, _ userId: UUID, membersPageLimit: Int? = nil) async -> Snapshot {
         if pending.contains(communityId) {
             await invalidate(communityId)
             if pending.contains(communityId) { return Snapshot() }
@@ -92,24 +98,24 @@ struct CommunityCache: Sendable {
         }
     }
 
-    func store(_ record: CommunityRecord, generation: String?) async {
+    package func store(_ record: CommunityRecord, generation: String?) async {
         guard let generation else { return }
         await write(record, to: Self.prefix(record.id) + generation + ":community")
     }
 
-    func store(_ membership: CachedMembership, _ communityId: UUID, _ userId: UUID, generation: String?) async {
+    package func store(_ membership: CachedMembership, _ communityId: UUID, _ userId: UUID, generation: String?) async {
         guard let generation else { return }
         await write(membership, to: Self.prefix(communityId) + generation + ":member:" + Self.id(userId))
     }
 
-    func storeMembersPage(_ page: [CachedMember], _ communityId: UUID, limit: Int, generation: String?) async {
+    package func storeMembersPage(_ page: [CachedMember], _ communityId: UUID, limit: Int, generation: String?) async {
         guard let generation else { return }
         await write(page, to: Self.prefix(communityId) + generation + ":members:\(limit)")
     }
 
     /// Retires every entry of `communityId`. The generation outlives the entries (twice their
     /// lifetime), so it cannot fall back to a number whose entries still exist.
-    func invalidate(_ communityId: UUID) async {
+    package func invalidate(_ communityId: UUID) async {
         do {
             _ = try await redis.evaluate(
                 Self.invalidateScript, keys: [Self.generationKey(communityId)],
@@ -126,9 +132,9 @@ struct CommunityCache: Sendable {
         }
     }
 
-    static func id(_ uuid: UUID) -> String { uuid.lowercasedString }
-    static func prefix(_ communityId: UUID) -> String { "core:community:\(id(communityId)):" }
-    static func generationKey(_ communityId: UUID) -> String { prefix(communityId) + "generation" }
+    package static func id(_ uuid: UUID) -> String { uuid.lowercasedString }
+    package static func prefix(_ communityId: UUID) -> String { "core:community:\(id(communityId)):" }
+    package static func generationKey(_ communityId: UUID) -> String { prefix(communityId) + "generation" }
 
     private func decode<Value: Decodable>(_ reply: RedisReply, as type: Value.Type) -> Value? {
         guard let text = reply.string else { return nil }
@@ -151,17 +157,17 @@ private final class PendingInvalidations: Sendable {
     /// A fast path: nearly always nothing is pending, and then no lock is taken.
     private let count = Atomic<Int>(0)
 
-    func contains(_ id: UUID) -> Bool {
+    package func contains(_ id: UUID) -> Bool {
         count.load(ordering: .relaxed) > 0 && ids.withLock { $0.contains(id) }
     }
 
-    func insert(_ id: UUID) {
+    package func insert(_ id: UUID) {
         ids.withLock { ids in
             if ids.insert(id).inserted { count.add(1, ordering: .relaxed) }
         }
     }
 
-    func remove(_ id: UUID) {
+    package func remove(_ id: UUID) {
         guard count.load(ordering: .relaxed) > 0 else { return }
         ids.withLock { ids in
             if ids.remove(id) != nil { count.subtract(1, ordering: .relaxed) }

@@ -1,0 +1,35 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+
+extension CommunitySettings {
+    /// IANA names only: Foundation would also accept abbreviations such as `EST`.
+    static let ianaZones = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC"])
+
+    /// Applies a partial settings object (`PATCH`), or validates a full one (create), naming
+    /// each bad key as `settings.<key>`.
+    static func merging(
+        _ patch: [String: JSONValue], into base: CommunitySettings, problems: inout [String: String]
+    )
+        -> CommunitySettings
+    {
+        var settings = base
+        for (key, value) in patch {
+            let field = "settings.\(key)"
+            switch (key, value) {
+            case ("allowMemberEvents", .bool(let flag)): settings.allowMemberEvents = flag
+            case ("allowMemberPosts", .bool(let flag)): settings.allowMemberPosts = flag
+            case ("allowMemberEvents", _), ("allowMemberPosts", _): problems[field] = "must be true or false"
+            case ("defaultReminderHours", .number(let hours))
+            where hours.rounded() == hours && (0...720).contains(hours):
+                settings.defaultReminderHours = Int(hours)
+            case ("defaultReminderHours", _): problems[field] = "must be a whole number from 0 to 720"
+            case ("timezone", .string(let zone)) where ianaZones.contains(zone):
+                settings.timezone = zone
+            case ("timezone", _): problems[field] = "must be an IANA time zone such as Europe/Berlin"
+            default: problems[field] = "is not a community setting"
+            }
+        }
+        return settings
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Hummingbird
+import OrbitCoveModels
+
+/// Resolves the caller's membership once for every route under
+/// `/api/v1/communities/:communityId` (a route group with this middleware); handlers take it
+/// from ``AppRequestContext/member(_:)`` with the action they are about to do.
+package struct CommunityGateMiddleware: RouterMiddleware {
+    package typealias Context = AppRequestContext
+    let gate: CommunityGate
+    /// The size of the first members page a request wants read from the cache in the same
+    /// round trip as the membership (the members list, which every client opens with).
+    let membersPage: @Sendable (Request, AppRequestContext) -> Int?
+
+    package init(
+        gate: CommunityGate, membersPage: @escaping @Sendable (Request, AppRequestContext) -> Int? = { _, _ in nil }
+    ) {
+        self.gate = gate
+        self.membersPage = membersPage
+    }
+
+    package func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let userId = try context.requireUser()
+        guard let communityId = context.parameters.get("communityId", as: UUID.self) else {
+            throw CommunityGate.notFound
+        }
+        var context = context
+        context.community = try await gate.resolve(
+            communityId, by: userId, membersPageLimit: membersPage(request, context))
+        return try await next(request, context)
+    }
+}
+
+extension AppRequestContext {
+    /// The caller's membership of the path's community, if the matrix allows `action`.
+    package func member(_ action: CommunityAction) throws -> CommunityGate.Granted {
+        // Only routes registered on the community group reach here; anything else is a bug.
+        guard let community else { throw APIError.internalError }
+        try community.require(action)
+        return community
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Hummingbird
+import OrbitCoveModels
+import ServiceLifecycle
+
+/// The parts every service is built from, made one way: PostgreSQL, Redis, the community
+/// gate (with its cache) and the write path, a publisher with its outbox relay, a pool for
+/// blocking work, and a router with the standard middleware. A feature adds routes on
+/// ``communityRoutes(on:membersPage:)``, consumers through ``queueWorker(queue:consumer:register:)``
+/// and periodic jobs as ``PeriodicJob``s; ``services`` lists the long-lived parts in start order.
+package struct ServiceKit: Sendable {
+    package let runtime: ServiceRuntime
+    package let database: Database
+    package let redis: RedisClient
+    package let cache: CommunityCache
+    package let gate: CommunityGate
+    package let writes: CommunityWrites
+    package let publisher: AMQPPublisher
+    package let relay: OutboxRelay
+    package let blocking: BlockingPool
+
+    package init(runtime: ServiceRuntime, cacheSeconds: Int = 900, blockingThreads: Int = 2) throws {
+        let settings = runtime.settings
+        self.runtime = runtime
+        database = try Database(
+            url: settings.databaseURL, connectionWait: settings.databaseWait, logger: runtime.logger("postgres"))
+        redis = try RedisClient(url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
+        cache = CommunityCache(redis: redis, ttlSeconds: cacheSeconds, logger: runtime.logger("cache"))
+        gate = CommunityGate(database: database, cache: cache, logger: runtime.logger("gate"))
+        writes = CommunityWrites(database: database, cache: cache, logger: runtime.logger("writes"))
+        publisher = AMQPPublisher(
+            settings: try runtime.amqpSettings(role: "publisher"), topology: .forQueues(QueueName.allCases),
+            logger: runtime.logger("amqp"))
+        relay = OutboxRelay(
+            database: database, publisher: publisher, appId: settings.name, logger: runtime.logger("outbox"))
+        blocking = BlockingPool(threads: blockingThreads)
+    }
+
+    /// The long-lived parts, dependencies first (stopped in reverse).
+    package var services: [any Service] { [database.client, redis, publisher, relay, blocking] }
+
+    /// `/ready` checks of the shared parts.
+    package var checks: [ReadinessCheck] { [.postgres(database), .redis(redis), .rabbitmq(publisher)] }
+
+    /// A router with request ids, metrics, token verification and the operational routes.
+    package func router(extraChecks: [ReadinessCheck] = []) -> Router<AppRequestContext> {
+        runtime.makeRouter(checks: checks + extraChecks, verifier: runtime.makeTokenVerifier())
+    }
+
+    /// The group every route under `/api/v1/communities/:communityId` is registered on: its
+    /// middleware resolves the caller's membership once, handlers ask ``AppRequestContext/member(_:)``.
+    package func communityRoutes(
+        on router: Router<AppRequestContext>,
+        membersPage: @escaping @Sendable (Request, AppRequestContext) -> Int? = { _, _ in nil }
+    ) -> RouterGroup<AppRequestContext> {
+        router.group("/api/v1/communities/:communityId")
+            .add(middleware: CommunityGateMiddleware(gate: gate, membersPage: membersPage))
+    }
+
+    /// A consumer of `queue` whose handlers are registered by `register`, with its retry
+    /// publisher and inbox pruner.
+    package func queueWorker(
+        queue: QueueName, consumer: String, register: (inout MessageHandlers) -> Void
+    ) throws -> QueueWorker {
+        QueueWorker.make(
+            queue: queue, consumer: consumer, database: database,
+            settings: try runtime.amqpSettings(role: "consumer"), logger: runtime.logger("consumer"),
+            register: register)
+    }
+}

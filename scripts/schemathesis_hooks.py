@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""Seeds the running stack for scripts/schemathesis.sh and steers schemathesis through it.
+
+Two roles in one file:
+
+- `python3 scripts/schemathesis_hooks.py seed --base-url URL --out DIR` signs in a few fresh
+  users with the development sign-in and gives each real resources to test against: a
+  community (with a second user as a plain member and two invite codes, one to join with and
+  one to revoke), a spare community for the delete/restore/leave operations, and a family
+  member. It writes DIR/state.json (ids and tokens) and DIR/schemathesis.toml, whose
+  dictionaries make generated path parameters name those resources most of the time.
+- Loaded by schemathesis as its hooks module (SCHEMATHESIS_HOOKS=schemathesis_hooks, with
+  ORBITCOVE_SCHEMATHESIS_STATE naming state.json), it puts a real access token on every request
+  that carries the configured placeholder token: the token of the user who owns the resource in
+  the path (a seeded one, or one a request of this run created), otherwise the user with the
+  most rate-limit budget left. Several users keep the run within the core API's per-user
+  budgets without loosening them. Requests without the placeholder (generated negative
+  credentials) go out as generated.
+
+Standard library only, so it runs under any Python 3.9+, schemathesis's venv included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any
+
+# The bearer token schemathesis is configured with; before_call swaps it for a real one.
+PLACEHOLDER_TOKEN = "orbitcove-schemathesis-placeholder"
+
+# How often a generated path parameter names a seeded resource rather than a random value.
+SEEDED_PROBABILITY = 0.85
+
+
+# --- seeding -----------------------------------------------------------------------------------
+
+
+class SeedError(Exception):
+    pass
+
+
+def call(base: str, method: str, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
+    """One JSON request; waits out a 429 (Retry-After) up to three times."""
+    data = None if body is None else json.dumps(body).encode()
+    for attempt in range(4):
+        request = urllib.request.Request(base + path, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        request.add_header("Idempotency-Key", str(uuid.uuid4()))
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            raw = error.read()
+            if error.code == 429 and attempt < 3:
+                wait = int(error.headers.get("Retry-After") or 5)
+                print(f"seed: {method} {path} rate limited; waiting {wait}s", file=sys.stderr)
+                time.sleep(min(max(wait, 1), 60))
+                continue
+            raise SeedError(f"{method} {path} answered {error.code}: {raw[:300]!r}") from None
+    raise SeedError(f"{method} {path} stayed rate limited")
+
+
+def expect(base: str, status: int, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    got, payload = call(base, method, path, body, token)
+    if got != status:
+        raise SeedError(f"{method} {path} answered {got}, expected {status}: {payload}")
+    return payload["data"] if isinstance(payload, dict) and "data" in payload else payload
+
+
+def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:12]
+    users = []
+    for index in range(user_count):
+        grant = expect(
+            base, 200, "POST", "/api/v1/auth/dev",
+            {"email": f"schemathesis-{run}-{index}@example.com", "displayName": f"Schemathesis {index}"})
+        users.append({"id": grant["user"]["id"], "email": grant["user"]["email"], "token": grant["accessToken"]})
+
+    seeded = []
+    for index, user in enumerate(users):
+        token = user["token"]
+        community = expect(
+            base, 201, "POST", "/api/v1/communities",
+            {"name": f"Schemathesis {run} {index}", "description": "Seeded by scripts/schemathesis.sh"}, token)
+        spare = expect(base, 201, "POST", "/api/v1/communities", {"name": f"Schemathesis {run} {index} spare"}, token)
+        path = f"/api/v1/communities/{community['id']}"
+        join_invite = expect(base, 201, "POST", f"{path}/invites", {}, token)
+        revocable_invite = expect(base, 201, "POST", f"{path}/invites", {"maxUses": 5, "expiresInHours": 24}, token)
+        family_member = expect(base, 201, "POST", "/api/v1/me/family-members", {"name": "Sam"}, token)
+        sync = expect(base, 200, "GET", f"{path}/sync", None, token)
+        seeded.append({
+            "owner": index,
+            "community": community["id"],
+            "spareCommunity": spare["id"],
+            "joinCode": join_invite["code"],
+            "revocableInvite": revocable_invite["id"],
+            "familyMember": family_member["id"],
+            "syncToken": sync["syncToken"],
+        })
+    # The next user joins each community as a plain member: someone for the member operations
+    # (change role, remove, readmit) to act on. Each join spends one of the invite lookups the
+    # API allows per client address and minute, so the user count stays small.
+    for index, item in enumerate(seeded):
+        member = users[(index + 1) % len(users)]
+        expect(base, 201, "POST", f"/api/v1/invites/{item['joinCode']}/join", None, member["token"])
+        item["member"] = member["id"]
+
+    state = {"baseUrl": base, "run": run, "users": users, "seeded": seeded}
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "state.json"), "w") as file:
+        json.dump(state, file, indent=2)
+    with open(os.path.join(out, "schemathesis.toml"), "w") as file:
+        file.write(config_toml(state))
+    return state
+
+
+def toml_list(values: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(value) for value in values) + "]"
+
+
+def config_toml(state: dict[str, Any]) -> str:
+    seeded = state["seeded"]
+    dictionaries = {
+        "communities": [item["community"] for item in seeded],
+        "spareCommunities": [item["spareCommunity"] for item in seeded],
+        "members": [item["member"] for item in seeded],
+        "revocableInvites": [item["revocableInvite"] for item in seeded],
+        "joinCodes": [item["joinCode"] for item in seeded],
+        "familyMembers": [item["familyMember"] for item in seeded],
+        "syncTokens": [item["syncToken"] for item in seeded],
+    }
+    lines = [
+        "# Written by scripts/schemathesis_hooks.py for one run of scripts/schemathesis.sh.",
+        "",
+        "[auth.openapi.bearerAuth]",
+        f'bearer = "{PLACEHOLDER_TOKEN}"',
+        "",
+    ]
+    for name, values in dictionaries.items():
+        lines += [f"[dictionaries.{name}]", f"values = {toml_list(values)}", ""]
+    p = SEEDED_PROBABILITY
+
+    def binding(name: str, probability: float = p) -> str:
+        return f'{{ dictionary = "{name}", probability = {probability} }}'
+
+    lines += [
+        "# Generated values name seeded resources most of the time, random ones otherwise.",
+        "[parameters]",
+        f'"path.communityId" = {binding("communities")}',
+        f'"path.userId" = {binding("members")}',
+        f'"path.inviteId" = {binding("revocableInvites")}',
+        f'"path.code" = {binding("joinCodes")}',
+        f'"path.familyMemberId" = {binding("familyMembers")}',
+        f'"query.since" = {binding("syncTokens", 0.5)}',
+        f'"body.code" = {binding("joinCodes")}',
+        "",
+        "# Deleting, restoring and leaving act on each user's spare community, so the community the",
+        "# other operations use stays there (and keeps its admin) for the whole run.",
+        "[[operations]]",
+        'include-operation-id = ["deleteCommunity", "restoreCommunity", "leaveCommunity"]',
+        f'parameters = {{ "path.communityId" = {binding("spareCommunities")} }}',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    seed_parser = commands.add_parser("seed", help="sign in users, create resources, write the config")
+    seed_parser.add_argument("--base-url", default="http://127.0.0.1:8080")
+    seed_parser.add_argument("--out", required=True)
+    seed_parser.add_argument("--users", type=int, default=8)
+    cleanup_parser = commands.add_parser("cleanup", help="schedule the seeded accounts for deletion")
+    cleanup_parser.add_argument("--state", required=True)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "seed":
+            state = seed(args.base_url.rstrip("/"), args.out, args.users)
+            print(f"seeded run {state['run']}: {len(state['users'])} users, each with a community, a spare "
+                  "community, a member, invites and a family member")
+        else:
+            with open(args.state) as file:
+                state = json.load(file)
+            # Scheduled deletion: the retention job anonymises the accounts after the grace period.
+            for user in state["users"]:
+                call(state["baseUrl"], "DELETE", "/api/v1/me", None, user["token"])
+    except SeedError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# --- hooks (only when schemathesis loads this module) ------------------------------------------
+
+STATE_PATH = os.environ.get("ORBITCOVE_SCHEMATHESIS_STATE")
+
+if STATE_PATH and __name__ != "__main__":
+    import schemathesis
+
+    with open(STATE_PATH) as _file:
+        STATE = json.load(_file)
+    USERS: list[dict[str, Any]] = STATE["users"]
+    TOKENS = {user["token"]: index for index, user in enumerate(USERS)}
+    LOCK = threading.Lock()
+    # Resource id (lower case) -> index of the user who owns it: seeded ones, then whatever the
+    # run creates (communities and family members), so follow-up requests use the creator's token.
+    OWNERS: dict[str, int] = {}
+    # Community id -> its seeded resources, to keep path parameters of one request consistent.
+    SEEDED_BY_COMMUNITY: dict[str, dict[str, Any]] = {}
+    for _item in STATE["seeded"]:
+        for _key in ("community", "spareCommunity", "familyMember"):
+            OWNERS[_item[_key].lower()] = _item["owner"]
+        SEEDED_BY_COMMUNITY[_item["community"].lower()] = _item
+    SEEDED_MEMBERS = {item["member"].lower() for item in STATE["seeded"]}
+    SEEDED_INVITES = {item["revocableInvite"].lower() for item in STATE["seeded"]}
+    SEEDED_CODES = {item["joinCode"] for item in STATE["seeded"]}
+    # Budget left per (user, "read" | "write"), from the RateLimit-* headers, and until when a
+    # user is known to be out of it.
+    REMAINING: dict[tuple[int, str], int] = {}
+    BLOCKED_UNTIL: dict[tuple[int, str], float] = {}
+    ROUND_ROBIN = [0]
+
+    def _operation_id(case: Any) -> str | None:
+        return case.operation.definition.raw.get("operationId")
+
+    def _kind(method: str) -> str:
+        return "read" if method.upper() in ("GET", "HEAD") else "write"
+
+    def _owner(case: Any) -> int | None:
+        parameters = case.path_parameters or {}
+        for name in ("communityId", "familyMemberId"):
+            value = parameters.get(name)
+            if isinstance(value, str) and value.lower() in OWNERS:
+                return OWNERS[value.lower()]
+        return None
+
+    def _pick(kind: str) -> int:
+        now = time.monotonic()
+        ROUND_ROBIN[0] += 1
+        order = [(ROUND_ROBIN[0] + offset) % len(USERS) for offset in range(len(USERS))]
+        usable = [index for index in order if BLOCKED_UNTIL.get((index, kind), 0) <= now] or order
+        return max(usable, key=lambda index: REMAINING.get((index, kind), 10**6))
+
+    def _align_with_community(case: Any) -> None:
+        """Within one seeded community, seeded ids of another user's community become this one's."""
+        parameters = case.path_parameters or {}
+        community = parameters.get("communityId")
+        item = SEEDED_BY_COMMUNITY.get(community.lower()) if isinstance(community, str) else None
+        if item is None:
+            return
+        if isinstance(parameters.get("userId"), str) and parameters["userId"].lower() in SEEDED_MEMBERS:
+            parameters["userId"] = item["member"]
+        if isinstance(parameters.get("inviteId"), str) and parameters["inviteId"].lower() in SEEDED_INVITES:
+            parameters["inviteId"] = item["revocableInvite"]
+        if isinstance(case.body, dict) and case.body.get("code") in SEEDED_CODES:
+            case.body["code"] = item["joinCode"]
+
+    def _scope_idempotency_key(headers: dict[str, Any], case: Any) -> None:
+        """Gives each distinct request its own key.
+
+        Generated keys repeat across different bodies ("0" is a favourite), which the API
+        rightly answers with 422 IDEMPOTENCY_KEY_REUSED before the request's own logic runs. A
+        valid key gets a digest of the request appended, so a repeated request still replays
+        and a different one runs; keys the API must refuse are left as generated.
+        """
+        name = next((key for key in headers if key.lower() == "idempotency-key"), None)
+        if name is None or not isinstance(headers[name], str):
+            return
+        key = headers[name]
+        if not 1 <= len(key.encode()) <= 255:
+            return
+        request = json.dumps([case.method, case.formatted_path, case.body], sort_keys=True, default=repr)
+        digest = hashlib.sha256(request.encode()).hexdigest()[:24]
+        headers[name] = key.encode()[: 255 - 25].decode(errors="ignore") + "." + digest
+
+    @schemathesis.hook
+    def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
+        headers = case.headers or {}
+        name = next((key for key in headers if key.lower() == "authorization"), None)
+        if name is None or headers[name] != f"Bearer {PLACEHOLDER_TOKEN}":
+            return
+        _align_with_community(case)
+        _scope_idempotency_key(headers, case)
+        kind = _kind(case.method)
+        with LOCK:
+            owner = _owner(case)
+            # Joining is what a non-member does; anyone else acts as the owner of what they touch.
+            if owner is None or _operation_id(case) in ("joinCommunity", "joinByInviteCode"):
+                owner = _pick(kind)
+        headers[name] = f"Bearer {USERS[owner]['token']}"
+        case.headers = headers
+
+    # One line per request (phase, operation, status, user), for the summary and for debugging.
+    REQUEST_LOG = open(os.environ["ORBITCOVE_SCHEMATHESIS_LOG"], "a") if os.environ.get(
+        "ORBITCOVE_SCHEMATHESIS_LOG") else None
+
+    @schemathesis.hook
+    def after_call(context: Any, case: Any, response: Any) -> None:
+        sent = response.request.headers.get("Authorization", "")
+        user = TOKENS.get(sent.removeprefix("Bearer "))
+        if REQUEST_LOG is not None:
+            phase = case.meta.phase.name.value if case.meta is not None else "-"
+            with LOCK:
+                REQUEST_LOG.write(f"{phase}\t{case.operation.label}\t{response.status_code}\t"
+                                  f"{'-' if user is None else user}\n")
+                REQUEST_LOG.flush()
+        if user is None:
+            return
+        kind = _kind(case.method)
+        headers = response.headers
+        operation_id = _operation_id(case)
+
+        def header(name: str) -> str | None:
+            values = headers.get(name.lower()) or headers.get(name)
+            if isinstance(values, list):
+                return values[0] if values else None
+            return values
+
+        with LOCK:
+            lookup = operation_id in ("previewInvite", "joinCommunity", "joinByInviteCode")
+            remaining = header("RateLimit-Remaining")
+            if remaining is not None and remaining.isdigit() and not lookup:
+                REMAINING[(user, kind)] = int(remaining)
+            if response.status_code == 429 and not lookup:
+                retry_after = header("Retry-After")
+                wait = int(retry_after) if retry_after and retry_after.isdigit() else 5
+                BLOCKED_UNTIL[(user, kind)] = time.monotonic() + wait
+                REMAINING[(user, kind)] = 0
+            if response.status_code == 201 and operation_id in ("createCommunity", "createFamilyMember"):
+                try:
+                    created = json.loads(response.content)["data"]["id"]
+                except (ValueError, KeyError, TypeError):
+                    return
+                OWNERS[str(created).lower()] = user
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
