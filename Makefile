@@ -15,7 +15,7 @@ export ORBITCOVE_TEST_MIGRATION_DATABASE_URL ?= postgres://orbitcove_owner:orbit
 export ORBITCOVE_TEST_AMQP_URL ?= amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test
 export ORBITCOVE_TEST_REDIS_URL ?= redis://127.0.0.1:56379/1
 
-.PHONY: help up down logs status servers migrate build test test-env lint format openapi-check deploy-check clean-local
+.PHONY: help up down logs status servers migrate build test test-env lint format openapi-check deploy-check schemathesis clean-local
 
 help: ## List the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -51,6 +51,8 @@ ifeq ($(strip $(SWIFT_TEST_ARGS)),)
 	swift test --skip FaultToleranceTests
 	@# These stop and start the shared broker, so they run alone, after the rest.
 	swift test --skip-build --filter FaultToleranceTests
+	@# Last: the running services against the OpenAPI document.
+	@$(MAKE) --no-print-directory schemathesis
 else
 	swift test $(SWIFT_TEST_ARGS)
 endif
@@ -84,6 +86,13 @@ deploy-check: ## Check docker-compose.yml, the Dockerfiles, deploy/k8s and the g
 	$(TOOLS)/deploy/bin/kubernetes-validate --strict --quiet --kubernetes-version 1.30.0 \
 		$(filter-out deploy/k8s/kustomization.yaml,$(K8S_MANIFESTS))
 	$(TOOLS)/deploy/bin/python scripts/check-routing.py --compose $(TOOLS)/compose/bin/docker-compose
+
+# Schemathesis (pinned, in .local/tools/schemathesis) sends requests generated from the OpenAPI
+# document to the running services through the gateway and fails on any answer the document
+# does not allow. `stack.sh up` starts whatever is not running (building first: a no-op when built).
+schemathesis: ## Start the stack if needed and check the services against the OpenAPI document
+	$(STACK) up
+	./scripts/schemathesis.sh
 
 clean-local: ## Stop everything and DELETE all local data (.local/: databases, queues, keys, logs)
 	$(STACK) clean

@@ -22,10 +22,13 @@ MAX_EXAMPLES=${ORBITCOVE_SCHEMATHESIS_MAX_EXAMPLES:-20}
 WORKERS=${ORBITCOVE_SCHEMATHESIS_WORKERS:-2}
 OUT="$ROOT/.local/schemathesis"
 TOOL="$ROOT/.local/tools/schemathesis"
-# The contract checks. Not among them: the negative-data checks (the core service validates
-# more than a JSON schema can say, e.g. IANA time zones), and unsupported_method (see
-# README.md: the services answer undeclared methods with 404, nginx's 405 has no Allow).
-CHECKS=${ORBITCOVE_SCHEMATHESIS_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance}
+# The checks: every response against the document (the first five), requests the document
+# forbids must be refused (negative_data_rejection), required headers and credentials must be
+# enforced, and what a create returns or a delete removes must show in follow-up requests.
+# Left out: positive_data_acceptance (cursors and sync tokens are opaque, time zones must be IANA
+# names, restoring needs a deleted community: schema-valid requests are rightly refused) and
+# unsupported_method (see the known gateway and router findings in README.md).
+CHECKS=${ORBITCOVE_SCHEMATHESIS_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header,ignored_auth,use_after_free,ensure_resource_availability}
 
 log() { printf '==> %s\n' "$*"; }
 die() {
@@ -64,6 +67,7 @@ log "schemathesis $(${TOOL}/bin/schemathesis --version | awk '{print $NF}') agai
 status=0
 PYTHONPATH="$ROOT/scripts" SCHEMATHESIS_HOOKS=schemathesis_hooks \
     ORBITCOVE_SCHEMATHESIS_STATE="$OUT/state.json" ORBITCOVE_SCHEMATHESIS_LOG="$OUT/requests.tsv" \
+    ORBITCOVE_SCHEMATHESIS_SKIPS="$OUT/known-defects.tsv" \
     "$TOOL/bin/schemathesis" "${args[@]}" "$@" || status=$?
 
 # The seeded accounts are scheduled for deletion; retention anonymises them after the grace period.
@@ -71,5 +75,9 @@ PYTHONPATH="$ROOT/scripts" SCHEMATHESIS_HOOKS=schemathesis_hooks \
 if [[ -s $OUT/requests.tsv ]]; then
     log "$(wc -l <"$OUT/requests.tsv") requests; by status: $(cut -f3 "$OUT/requests.tsv" | sort | uniq -c |
         awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')"
+fi
+if [[ -s $OUT/known-defects.tsv ]]; then
+    log "failures dropped as known service defects (scripts/schemathesis_hooks.py, KNOWN_DEFECTS):"
+    cut -f1,2 "$OUT/known-defects.tsv" | sort | uniq -c | sed 's/^/    /'
 fi
 exit "$status"

@@ -45,7 +45,7 @@ package enum CoreApplication {
             store: InviteStore(database: database, writes: kit.writes, logger: log("invites")), gate: kit.gate,
             limiter: limiter, lookupLimit: core.inviteLookupLimit
         ).register(on: router, community: community)
-        AuditRoutes(database: database, logger: log("audit")).register(on: community)
+        AuditRoutes(store: AuditStore(database: database, logger: log("audit"))).register(on: community)
         SyncRoutes(engine: SyncEngine(database: database, registry: Self.syncRegistry, logger: log("sync")))
             .register(on: community)
         return ServiceParts(router: router, services: kit.services + [retention])

@@ -1,24 +1,12 @@
 import Foundation
-import Hummingbird
 import Logging
 import OrbitCoveInfra
 import OrbitCoveModels
 
-/// `GET /communities/{id}/audit`: what admins and members did in a community, newest first,
-/// for its admins (the audit log's row-level security agrees).
-struct AuditRoutes {
+/// A community's audit log as its admins read it, newest first (row-level security agrees).
+struct AuditStore {
     let database: Database
     let logger: Logger
-
-    func register(on community: RouterGroup<AppRequestContext>) {
-        community.get("audit") { request, context in
-            let granted = try context.member(.viewAuditLog)
-            let page = try PageRequest(request)
-            let rows = try await entries(
-                of: granted.communityId, viewer: granted.userId, after: page.cursor, limit: page.fetchLimit)
-            return try Response.page(rows, of: page, requestId: context.requestId)
-        }
-    }
 
     func entries(
         of communityId: UUID, viewer: UUID, after cursor: PageCursor?, limit: Int

@@ -82,39 +82,3 @@ package struct UserStore: Sendable {
         return nil
     }
 }
-
-struct UserRoutes {
-    let store: UserStore
-    let cache: CommunityCache
-
-    func register(on router: Router<AppRequestContext>) {
-        router.get("/api/v1/me") { _, context in
-            let userId = try context.requireUser()
-            guard let user = try await store.user(id: userId) else { throw UserStore.gone }
-            return try Response.data(user, requestId: context.requestId)
-        }
-
-        router.patch("/api/v1/me") { request, context in
-            let userId = try context.requireUser()
-            var reader = try await FieldReader.read(request, context: context, allowed: ["displayName", "avatarUrl"])
-            let displayName = reader.text("displayName", maxLength: 100, required: reader.fields["displayName"] != nil)
-            let avatarUrl = reader.url("avatarUrl")
-            try reader.check()
-            let (user, communities) = try await store.update(
-                userId, displayName: displayName.value, avatarUrl: avatarUrl)
-            for community in communities { await cache.invalidate(community) }
-            return try Response.data(user, requestId: context.requestId)
-        }
-
-        // 202: the account goes when the grace period ends, unless cancelled before.
-        router.delete("/api/v1/me") { request, context in
-            let user = try await store.requestDeletion(context.requireUser(), request: RequestFacts(request, context))
-            return try Response.data(user, status: .accepted, requestId: context.requestId)
-        }
-
-        router.post("/api/v1/me/cancel-deletion") { request, context in
-            let user = try await store.cancelDeletion(context.requireUser(), request: RequestFacts(request, context))
-            return try Response.data(user, requestId: context.requestId)
-        }
-    }
-}
