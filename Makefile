@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 STACK := ./scripts/stack.sh
-SWIFT_SOURCES := Package.swift Services Shared Tests
+SWIFT_SOURCES := Package.swift Services Shared Tests Tools Benchmarks
 OPENAPI := deploy/openapi/openapi.yaml
 # Extra arguments for swift test, e.g. make test SWIFT_TEST_ARGS='--filter AuthTests'.
 SWIFT_TEST_ARGS ?=
@@ -15,7 +15,7 @@ export ORBITCOVE_TEST_MIGRATION_DATABASE_URL ?= postgres://orbitcove_owner:orbit
 export ORBITCOVE_TEST_AMQP_URL ?= amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test
 export ORBITCOVE_TEST_REDIS_URL ?= redis://127.0.0.1:56379/1
 
-.PHONY: help up down logs status servers migrate build test test-env lint format openapi-check deploy-check schemathesis clean-local
+.PHONY: help up down logs status servers migrate build test calendar-check test-env lint format openapi-check deploy-check schemathesis clean-local
 
 help: ## List the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -49,6 +49,7 @@ test: ## Run the tests against the local servers (starts them if needed)
 	ORBITCOVE_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL) $(STACK) migrate
 ifeq ($(strip $(SWIFT_TEST_ARGS)),)
 	swift test --skip FaultToleranceTests
+	@$(MAKE) --no-print-directory calendar-check
 	@# These stop and start the shared broker, so they run alone, after the rest.
 	swift test --skip-build --filter FaultToleranceTests
 	@# Last: the running services against the OpenAPI document.
@@ -56,6 +57,18 @@ ifeq ($(strip $(SWIFT_TEST_ARGS)),)
 else
 	swift test $(SWIFT_TEST_ARGS)
 endif
+
+# Our RFC 5545 expansion against python-dateutil (the RFC's own examples, the rules known to
+# trip implementations, and random rules in three zones across DST changes), and our ICS feeds
+# through icalendar and recurring-ical-events (same instances as our expansion).
+CALENDAR_PYTHON := .local/tools/calendar/bin/python
+CALENDAR_RANDOM_RULES ?= 400
+calendar-check: ## Compare recurrence and ICS output with python-dateutil and recurring-ical-events
+	@$(STACK) install-calendar-tools
+	swift build --product orbitcove-rrule-dump
+	swift build --product orbitcove-ics-dump
+	$(CALENDAR_PYTHON) scripts/calendar/compare.py --random $(CALENDAR_RANDOM_RULES) --seed 5545
+	$(CALENDAR_PYTHON) scripts/calendar/ics_compare.py
 
 test-env: ## Print the test settings, for eval "$(make -s test-env)" before a manual swift test
 	@echo "export ORBITCOVE_TEST_DATABASE_URL=$(ORBITCOVE_TEST_DATABASE_URL)"

@@ -78,6 +78,10 @@ let package = Package(
         // Data types and message contracts: no I/O, no framework imports.
         .target(name: "OrbitCoveModels", path: "Shared/OrbitCoveModels", swiftSettings: strict),
 
+        // RFC 5545 recurrence (our own expansion, checked against python-dateutil) and the ICS
+        // writer: pure Foundation, used by the calendar and the reminders.
+        .target(name: "OrbitCoveCalendar", path: "Shared/OrbitCoveCalendar", swiftSettings: strict),
+
         // Infrastructure clients and HTTP plumbing shared by every service.
         .target(
             name: "OrbitCoveInfra",
@@ -125,6 +129,14 @@ let package = Package(
                 path: "Benchmarks/MessagingBenchmark",
                 swiftSettings: strict
             ),
+            // Drivers for scripts/calendar/: our recurrence expansion and ICS feeds, compared in
+            // `make calendar-check` with python-dateutil, icalendar and recurring-ical-events.
+            .executableTarget(
+                name: "orbitcove-rrule-dump", dependencies: ["OrbitCoveCalendar"], path: "Tools/RRuleDump",
+                swiftSettings: strict),
+            .executableTarget(
+                name: "orbitcove-ics-dump", dependencies: ["OrbitCoveCalendar"], path: "Tools/ICSDump",
+                swiftSettings: strict),
             .executableTarget(
                 name: "orbitcove-admin",
                 dependencies: ["AdminCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -134,7 +146,7 @@ let package = Package(
             .testTarget(
                 name: "OrbitCoveTests",
                 dependencies: [
-                    "OrbitCoveModels", "OrbitCoveInfra",
+                    "OrbitCoveModels", "OrbitCoveInfra", "OrbitCoveCalendar",
                     "AuthService", "CoreService", "NotificationsService", "MediaService", "RemindersService",
                     "AdminCommands", hummingbird, lifecycle, logging, postgres,
                     .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -177,6 +177,19 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         'include-operation-id = ["deleteCommunity", "restoreCommunity", "leaveCommunity"]',
         f'parameters = {{ "path.communityId" = {binding("spareCommunities")} }}',
         "",
+        "# Every request to these spends one of the invite-code lookups allowed per client address",
+        "# (10 a minute, shared by the whole run): a few fuzzed ones, mostly with real codes, rather",
+        "# than the coverage phase's many malformed codes, which would get 429 all the same.",
+        "[[operations]]",
+        'include-operation-id = ["previewInvite", "joinByInviteCode"]',
+        "phases.coverage.enabled = false",
+        "generation.max-examples = 5",
+        "",
+        "# Its body is validated before any lookup, so its coverage phase stays.",
+        "[[operations]]",
+        'include-operation-id = "joinCommunity"',
+        "generation.max-examples = 5",
+        "",
     ]
     return "\n".join(lines)
 
@@ -232,17 +245,26 @@ if STATE_PATH and __name__ != "__main__":
     SEEDED_MEMBERS = {item["member"].lower() for item in STATE["seeded"]}
     SEEDED_INVITES = {item["revocableInvite"].lower() for item in STATE["seeded"]}
     SEEDED_CODES = {item["joinCode"] for item in STATE["seeded"]}
-    # Budget left per (user, "read" | "write"), from the RateLimit-* headers, and until when a
-    # user is known to be out of it.
-    REMAINING: dict[tuple[int, str], int] = {}
-    BLOCKED_UNTIL: dict[tuple[int, str], float] = {}
+    # What each user has left of the core API's read and write budgets, from the RateLimit-*
+    # headers of its responses, so requests go to users with budget left and a user whose budget
+    # is spent gets requests no faster than it refills (GCRA: one per limit/minute).
+    BUDGETS: dict[tuple[int, str], dict[str, float]] = {}
+    # The longest a request waits for its user's budget; past that it goes out and may get a 429.
+    MAX_WAIT_SECONDS = 3.0
     ROUND_ROBIN = [0]
+    # Invite codes have a budget of their own per client address; their RateLimit-* headers may
+    # describe that one, so they do not update the per-user picture.
+    LOOKUP_OPERATIONS = ("previewInvite", "joinCommunity", "joinByInviteCode")
 
     def _operation_id(case: Any) -> str | None:
         return case.operation.definition.raw.get("operationId")
 
     def _kind(method: str) -> str:
         return "read" if method.upper() in ("GET", "HEAD") else "write"
+
+    def _budget(user: int, kind: str) -> dict[str, float]:
+        return BUDGETS.setdefault(
+            (user, kind), {"remaining": float("inf"), "interval": 0.0, "next": 0.0, "blocked_until": 0.0})
 
     def _owner(case: Any) -> int | None:
         parameters = case.path_parameters or {}
@@ -256,8 +278,39 @@ if STATE_PATH and __name__ != "__main__":
         now = time.monotonic()
         ROUND_ROBIN[0] += 1
         order = [(ROUND_ROBIN[0] + offset) % len(USERS) for offset in range(len(USERS))]
-        usable = [index for index in order if BLOCKED_UNTIL.get((index, kind), 0) <= now] or order
-        return max(usable, key=lambda index: REMAINING.get((index, kind), 10**6))
+        usable = [index for index in order if _budget(index, kind)["blocked_until"] <= now] or order
+        return max(usable, key=lambda index: _budget(index, kind)["remaining"])
+
+    def _reserve(user: int, kind: str) -> float:
+        """Seconds to wait before this user's next request of this kind (called under LOCK)."""
+        budget = _budget(user, kind)
+        now = time.monotonic()
+        start = now
+        if budget["blocked_until"] > now:
+            start = budget["blocked_until"]
+        elif budget["remaining"] <= 1:
+            start = max(now, budget["next"])
+        start = min(start, now + MAX_WAIT_SECONDS)
+        budget["next"] = start + budget["interval"]
+        budget["remaining"] = max(0, budget["remaining"] - 1)
+        return start - now
+
+    SEEDED_BY_OWNER = {item["owner"]: item for item in STATE["seeded"]}
+    SPARE_OPERATIONS = ("deleteCommunity", "restoreCommunity", "leaveCommunity")
+
+    def _spread(case: Any) -> None:
+        """The coverage phase sends all its variants of an operation to one resource (often one
+        an earlier response returned); a community or family member the run knows the owner of
+        is swapped for the same kind of seeded resource of the user with the most budget left,
+        so one user's budget does not pace a whole operation (called under LOCK)."""
+        parameters = case.path_parameters or {}
+        for name, key in (("communityId", "community"), ("familyMemberId", "familyMember")):
+            value = parameters.get(name)
+            if isinstance(value, str) and value.lower() in OWNERS:
+                if key == "community" and _operation_id(case) in SPARE_OPERATIONS:
+                    key = "spareCommunity"
+                parameters[name] = SEEDED_BY_OWNER[_pick(_kind(case.method))][key]
+                return
 
     def _align_with_community(case: Any) -> None:
         """Within one seeded community, seeded ids of another user's community become this one's."""
@@ -270,7 +323,7 @@ if STATE_PATH and __name__ != "__main__":
             parameters["userId"] = item["member"]
         if isinstance(parameters.get("inviteId"), str) and parameters["inviteId"].lower() in SEEDED_INVITES:
             parameters["inviteId"] = item["revocableInvite"]
-        if isinstance(case.body, dict) and case.body.get("code") in SEEDED_CODES:
+        if isinstance(case.body, dict) and isinstance(case.body.get("code"), str) and case.body["code"] in SEEDED_CODES:
             case.body["code"] = item["joinCode"]
 
     def _scope_idempotency_key(headers: dict[str, Any], case: Any) -> None:
@@ -297,16 +350,21 @@ if STATE_PATH and __name__ != "__main__":
         name = next((key for key in headers if key.lower() == "authorization"), None)
         if name is None or headers[name] != f"Bearer {PLACEHOLDER_TOKEN}":
             return
-        _align_with_community(case)
-        _scope_idempotency_key(headers, case)
         kind = _kind(case.method)
         with LOCK:
+            if case.meta is not None and case.meta.phase.name.value == "coverage":
+                _spread(case)
+            _align_with_community(case)
             owner = _owner(case)
             # Joining is what a non-member does; anyone else acts as the owner of what they touch.
             if owner is None or _operation_id(case) in ("joinCommunity", "joinByInviteCode"):
                 owner = _pick(kind)
+            wait = _reserve(owner, kind)
         headers[name] = f"Bearer {USERS[owner]['token']}"
+        _scope_idempotency_key(headers, case)
         case.headers = headers
+        if wait > 0:
+            time.sleep(wait)
 
     # One line per request (phase, operation, status, user), for the summary and for debugging.
     REQUEST_LOG = open(os.environ["ORBITCOVE_SCHEMATHESIS_LOG"], "a") if os.environ.get(
@@ -335,15 +393,17 @@ if STATE_PATH and __name__ != "__main__":
             return values
 
         with LOCK:
-            lookup = operation_id in ("previewInvite", "joinCommunity", "joinByInviteCode")
-            remaining = header("RateLimit-Remaining")
-            if remaining is not None and remaining.isdigit() and not lookup:
-                REMAINING[(user, kind)] = int(remaining)
-            if response.status_code == 429 and not lookup:
-                retry_after = header("Retry-After")
-                wait = int(retry_after) if retry_after and retry_after.isdigit() else 5
-                BLOCKED_UNTIL[(user, kind)] = time.monotonic() + wait
-                REMAINING[(user, kind)] = 0
+            budget = _budget(user, kind)
+            remaining, limit = header("RateLimit-Remaining"), header("RateLimit-Limit")
+            if operation_id not in LOOKUP_OPERATIONS and remaining is not None and remaining.isdigit():
+                budget["remaining"] = int(remaining)
+                if limit is not None and limit.isdigit() and int(limit) > 0:
+                    budget["interval"] = 60.0 / int(limit)
+                if response.status_code == 429:
+                    retry_after = header("Retry-After")
+                    wait = int(retry_after) if retry_after and retry_after.isdigit() else 1
+                    budget["blocked_until"] = time.monotonic() + wait
+                    budget["remaining"] = 0
             if response.status_code == 201 and operation_id in ("createCommunity", "createFamilyMember"):
                 try:
                     created = json.loads(response.content)["data"]["id"]

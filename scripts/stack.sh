@@ -245,6 +245,18 @@ cmd_install_deploy_tools() {
     fi
 }
 
+# The calendar checks (make calendar-check) compare our recurrence expansion and ICS feeds with
+# python-dateutil, icalendar and recurring-ical-events, pinned so a check cannot change its mind.
+cmd_install_calendar_tools() {
+    local venv="$LOCAL/tools/calendar"
+    if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import dateutil, icalendar, recurring_ical_events' 2>/dev/null; then
+        log "installing python-dateutil, icalendar and recurring-ical-events into $venv"
+        mkdir -p "$LOCAL/tools"
+        make_venv "$venv" python-dateutil==2.9.0.post0 icalendar==7.3.0 recurring-ical-events==3.8.2 \
+            x-wr-timezone==2.0.1 tzdata==2026.6
+    fi
+}
+
 # The contract run (scripts/schemathesis.sh) uses schemathesis from PyPI in a venv of its own,
 # pinned for the same reason: a new release brings new checks, and a check must not start
 # failing between two runs of the same commit.
@@ -862,6 +874,8 @@ Usage: scripts/stack.sh COMMAND
   install   apt-get install what the stack needs, if anything is missing
   install-deploy-tools
             docker-compose 1.29, hadolint and kubernetes-validate under .local/tools
+  install-calendar-tools
+            python-dateutil, icalendar and recurring-ical-events under .local/tools/calendar
   install-schemathesis
             schemathesis (pinned) under .local/tools, for scripts/schemathesis.sh
   ports     the services' local ports, one "name port" line each
@@ -886,6 +900,7 @@ main() {
     case $command in
     install) cmd_install ;;
     install-deploy-tools) cmd_install_deploy_tools ;;
+    install-calendar-tools) cmd_install_calendar_tools ;;
     install-schemathesis) cmd_install_schemathesis ;;
     ports) cmd_ports ;;
     servers) cmd_servers ;;

@@ -43,12 +43,14 @@ struct MessagingBenchmark: AsyncParsableCommand {
         try await AMQPProbe.deleteQueue(queue, settings: settings)
         try await AMQPProbe.deleteQueue(QueueTopology.deadLetterQueue(for: queue), settings: settings)
         for delay in RetryPolicy.standard.delays {
-            try await AMQPProbe.deleteQueue(RetryPolicy.standard.holdQueue(for: queue, delay: delay), settings: settings)
+            try await AMQPProbe.deleteQueue(
+                RetryPolicy.standard.holdQueue(for: queue, delay: delay), settings: settings)
         }
         print(recorder.summary(mode: mode.rawValue, elapsed: elapsed))
     }
 
-    private func runAMQP(queue: String, settings: AMQPSettings, recorder: LatencyRecorder, logger: Logger) async throws {
+    private func runAMQP(queue: String, settings: AMQPSettings, recorder: LatencyRecorder, logger: Logger) async throws
+    {
         let topology = QueueTopology.forQueues(named: [queue])
         let publisher = AMQPPublisher(settings: settings, topology: topology, logger: logger)
         let consumer = AMQPConsumer(
@@ -80,8 +82,9 @@ struct MessagingBenchmark: AsyncParsableCommand {
         var sentAt: UInt64
     }
 
-    private func runOutbox(queue: String, settings: AMQPSettings, recorder: LatencyRecorder, logger: Logger) async throws
-    {
+    private func runOutbox(
+        queue: String, settings: AMQPSettings, recorder: LatencyRecorder, logger: Logger
+    ) async throws {
         guard let url = URL(string: databaseURL) else { throw ValidationError("bad --database-url") }
         let database = try Database(url: url, maxConnections: 8, logger: logger)
         let publisher = AMQPPublisher(settings: settings, topology: .forQueues(named: [queue]), logger: logger)

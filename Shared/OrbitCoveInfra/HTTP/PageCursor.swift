@@ -27,10 +27,7 @@ package struct PageCursor: Sendable, Equatable {
 
     package init(token: String) throws {
         let invalid = APIError.validation(["cursor": "is not a cursor this API issued"])
-        guard token.utf8.count <= 200, let data = Data(base64URLEncoded: token),
-            let text = String(data: data, encoding: .utf8)
-        else { throw invalid }
-        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+        let parts = try OpaqueToken.parts(of: token, maxLength: 200, orThrow: invalid)
         guard parts.count == 2, let micros = Int64(parts[0]), Self.validMicroseconds.contains(micros),
             let id = UUID(uuidString: String(parts[1]))
         else { throw invalid }
@@ -41,7 +38,7 @@ package struct PageCursor: Sendable, Equatable {
     package var createdAt: Date { Date(timeIntervalSince1970: Double(microseconds) / 1_000_000) }
 
     package var token: String {
-        Data("\(microseconds)|\(id.lowercasedString)".utf8).base64URLEncodedString()
+        OpaqueToken.make([String(microseconds), id.lowercasedString])
     }
 
     package static func limit(from text: String?) throws -> Int {
@@ -119,5 +116,25 @@ extension Response {
                 data: items.map(\.0), meta: ResponseMeta(requestId: requestId),
                 pagination: CursorPagination(
                     nextCursor: hasMore ? items.last?.1.token : nil, hasMore: hasMore, limit: page.limit)))
+    }
+}
+
+/// The tokens this API hands out (cursors, sync tokens): base64url text of `|`-separated parts.
+package enum OpaqueToken {
+    /// The parts of `token`, or `invalid` thrown if it is longer than `maxLength` or not
+    /// base64url-encoded UTF-8.
+    package static func parts(
+        of token: String, maxLength: Int, orThrow invalid: APIError
+    ) throws(APIError)
+        -> [Substring]
+    {
+        guard token.utf8.count <= maxLength, let data = Data(base64URLEncoded: token),
+            let text = String(data: data, encoding: .utf8)
+        else { throw invalid }
+        return text.split(separator: "|", omittingEmptySubsequences: false)
+    }
+
+    package static func make(_ parts: [String]) -> String {
+        Data(parts.joined(separator: "|").utf8).base64URLEncodedString()
     }
 }

@@ -13,10 +13,7 @@ package struct SyncToken: Equatable, Sendable {
 
     package init(text: String, field: String = "since") throws {
         let invalid = APIError.validation([field: "is not a sync token this API issued"])
-        guard text.utf8.count <= 4096, let data = Data(base64URLEncoded: text),
-            let decoded = String(data: data, encoding: .utf8)
-        else { throw invalid }
-        let parts = decoded.split(separator: "|", omittingEmptySubsequences: false)
+        let parts = try OpaqueToken.parts(of: text, maxLength: 4096, orThrow: invalid)
         guard parts.count == 3, parts[0] == Self.version, let micros = Int64(parts[2]), Self.isSnapshot(parts[1])
         else { throw invalid }
         self.snapshot = String(parts[1])
@@ -36,7 +33,7 @@ package struct SyncToken: Equatable, Sendable {
     package var text: String {
         let micros = Int64(
             clamping: (issuedAt.timeIntervalSince1970 * 1_000_000).rounded(), within: .min + 1 ... .max - 1)
-        return Data("\(Self.version)|\(snapshot)|\(micros)".utf8).base64URLEncodedString()
+        return OpaqueToken.make([Self.version, snapshot, String(micros)])
     }
 }
 
@@ -55,10 +52,7 @@ package struct SyncPageToken: Equatable, Sendable {
 
     package init(text: String) throws {
         let invalid = APIError.validation(["page": "is not a page token this API issued"])
-        guard text.utf8.count <= 8192, let data = Data(base64URLEncoded: text),
-            let decoded = String(data: data, encoding: .utf8)
-        else { throw invalid }
-        let parts = decoded.split(separator: "|", omittingEmptySubsequences: false)
+        let parts = try OpaqueToken.parts(of: text, maxLength: 8192, orThrow: invalid)
         guard parts.count == 4, parts[0] == "p1", let kindIndex = Int(parts[2]), (0...1000).contains(kindIndex),
             let token = try? SyncToken(text: String(parts[1]))
         else { throw invalid }
@@ -68,6 +62,6 @@ package struct SyncPageToken: Equatable, Sendable {
     }
 
     package var text: String {
-        Data("p1|\(token.text)|\(kindIndex)|\(after?.lowercasedString ?? "")".utf8).base64URLEncodedString()
+        OpaqueToken.make(["p1", token.text, String(kindIndex), after?.lowercasedString ?? ""])
     }
 }
