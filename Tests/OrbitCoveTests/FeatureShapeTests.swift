@@ -1,8 +1,11 @@
 import CoreService
 import Foundation
+import MediaService
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
+import RemindersService
+import Synchronization
 import Testing
 
 /// The shape every feature stands on: the write path records only what happened, and a
@@ -122,6 +125,58 @@ import Testing
                 }
                 #expect(expected.count > 9_900)
                 #expect(replica.mapValues(\.displayName) == expected)
+            }
+        }
+    }
+}
+
+/// Every service is built from the same kit: the reminders and media services can gate
+/// community routes, publish through their own outbox relay and run periodic jobs.
+@Suite struct ServiceKitTests {
+    @Test func theRemindersAndMediaServicesHaveTheWholeKit() throws {
+        for (name, parts) in [
+            (
+                "reminders",
+                try RemindersApplication.parts(runtime: TestEnvironment.runtime(name: "orbitcove-reminders"))
+            ),
+            ("media", try MediaApplication.parts(runtime: TestEnvironment.runtime(name: "orbitcove-media"))),
+        ] {
+            let kinds = Set(parts.services.map { String(describing: type(of: $0)) })
+            for expected in ["OutboxRelay", "AMQPPublisher", "BlockingPool", "AMQPConsumer", "InboxPruner"] {
+                #expect(kinds.contains(expected), "\(name) lacks \(expected)")
+            }
+        }
+    }
+
+    /// A change written through a service's kit reaches the broker through that service's relay,
+    /// and a periodic job runs on its schedule.
+    @Test func aKitPublishesWhatItsWritesAnnounceAndRunsItsJobs() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: ada)
+            let kit = try ServiceKit(runtime: TestEnvironment.runtime(name: "orbitcove-reminders"))
+            let runs = Mutex(0)
+            let job = PeriodicJob("tick", every: .milliseconds(100), logger: TestEnvironment.logger) {
+                runs.withLock { $0 += 1 }
+            }
+            try await withServices(kit.services + [job]) {
+                let name = "kit-\(UUID.random().lowercasedString.prefix(8))"
+                try await kit.writes.change(in: club.id, by: ada.id, request: RequestFacts()) { change, connection in
+                    change.touched(
+                        try await connection.changedRows(
+                            "UPDATE communities SET description = \(name) WHERE id = \(club.id) RETURNING 1",
+                            logger: TestEnvironment.logger))
+                    change.announce(
+                        CommunityUpdated(communityId: club.id, name: name, changes: ["description"], updatedBy: ada.id))
+                }
+                let published = try await eventually {
+                    try await count(
+                        """
+                        SELECT count(*)::int FROM outbox WHERE data ->> 'name' = \(name) AND published_at IS NOT NULL
+                        """, in: kit.database) == 1
+                }
+                #expect(published)
+                #expect(try await eventually { runs.withLock { $0 } >= 3 })
             }
         }
     }
