@@ -17,7 +17,8 @@ Two roles in one file:
   budgets without loosening them. Requests without the placeholder (generated negative
   credentials) go out as generated.
 
-Standard library only, so it runs under any Python 3.9+, schemathesis's venv included.
+Seeding needs the standard library only; the hooks run inside schemathesis's venv (they use its
+PyYAML and jsonschema_rs).
 """
 
 from __future__ import annotations

@@ -131,9 +131,18 @@ import Testing
             ("198.51.100.7", "203.0.113.9", "198.51.100.7"),  // a client claiming an address
             ("10.0.0.1", nil, "10.0.0.1"),  // the gateway itself, no header
             ("10.0.0.1", "", "10.0.0.1"),
+            ("172.18.0.5", "203.0.113.9", "203.0.113.9"),  // a gateway container, named by its range
+            ("172.32.0.5", "203.0.113.9", "172.32.0.5"),  // just outside 172.16.0.0/12
+            ("fd00::7", "2001:db8::1", "2001:db8::1"),
         ] as [(String, String?, String)])
-    func aForwardedAddressIsBelievedOnlyFromATrustedProxy(peer: String, forwarded: String?, client: String) {
-        let resolved = AppRequestContext.clientAddress(peer: peer, forwarded: forwarded, trustedProxies: ["10.0.0.1"])
+    func aForwardedAddressIsBelievedOnlyFromATrustedProxy(peer: String, forwarded: String?, client: String) throws {
+        let trusted = try TrustedProxies(["10.0.0.1", "172.16.0.0/12", "fd00::/8"])
+        let resolved = AppRequestContext.clientAddress(peer: peer, forwarded: forwarded, trustedProxies: trusted)
         #expect(resolved == client)
+    }
+
+    @Test func malformedTrustedProxiesStopStartUp() {
+        #expect(throws: ConfigurationError.self) { try TrustedProxies(["10.0.0.0/33"]) }
+        #expect(throws: ConfigurationError.self) { try TrustedProxies(["gateway"]) }
     }
 }

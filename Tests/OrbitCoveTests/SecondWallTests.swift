@@ -159,6 +159,49 @@ import Testing
         }
     }
 
+    /// Events (and posts, expenses, media alike): members read, the creator changes their own,
+    /// admins any; nobody creates one as someone else or moves one to another community.
+    @Test func eventsAreChangedByTheirCreatorOrAnAdminAndStayInTheirCommunity() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let tigers = try await api.community(by: ada)
+            let lions = try await api.community(by: ben)
+            try await api.join(ben, tigers, invitedBy: ada)
+            try await withTestDatabase { db in
+                let adasEvent = UUID.random()
+                let create: PostgresQuery = """
+                    INSERT INTO events (id, community_id, created_by, title, starts_at)
+                    VALUES (\(adasEvent), \(tigers.id), \(ada.id), 'Practice', NOW()) RETURNING 1
+                    """
+                #expect(await Self.run(create, as: ada.id, in: db) == .rows(1))
+                let asSomeoneElse: PostgresQuery = """
+                    INSERT INTO events (community_id, created_by, title, starts_at)
+                    VALUES (\(tigers.id), \(ada.id), 'Forged', NOW()) RETURNING 1
+                    """
+                #expect(await Self.run(asSomeoneElse, as: ben.id, in: db) == .refused)
+                let bensEdit: PostgresQuery = "UPDATE events SET title = 'x' WHERE id = \(adasEvent) RETURNING 1"
+                #expect(await Self.run(bensEdit, as: ben.id, in: db) == .rows(0))
+                #expect(
+                    await Self.run("DELETE FROM events WHERE id = \(adasEvent) RETURNING 1", as: ben.id, in: db)
+                        == .rows(0))
+                let move: PostgresQuery =
+                    "UPDATE events SET community_id = \(lions.id) WHERE id = \(adasEvent) RETURNING 1"
+                #expect(await Self.run(move, as: ada.id, in: db) == .refused)
+                let bensEvent = UUID.random()
+                let own: PostgresQuery = """
+                    INSERT INTO events (id, community_id, created_by, title, starts_at)
+                    VALUES (\(bensEvent), \(tigers.id), \(ben.id), 'Pickup game', NOW()) RETURNING 1
+                    """
+                #expect(await Self.run(own, as: ben.id, in: db) == .rows(1))
+                let adminEdit: PostgresQuery = "UPDATE events SET title = 'Pickup' WHERE id = \(bensEvent) RETURNING 1"
+                #expect(await Self.run(adminEdit, as: ada.id, in: db) == .rows(1))
+                let handOver: PostgresQuery =
+                    "UPDATE events SET created_by = \(ada.id) WHERE id = \(bensEvent) RETURNING 1"
+                #expect(await Self.run(handOver, as: ben.id, in: db) == .refused)
+            }
+        }
+    }
+
     @Test func anRSVPIsWrittenOnlyByItsOwnerForTheirOwnDependants() async throws {
         try await CoreHarness.run { api in
             let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))

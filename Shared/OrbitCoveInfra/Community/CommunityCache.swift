@@ -126,10 +126,18 @@ package struct CommunityCache: Sendable {
             // other replicas' entries expire within ttlSeconds, and row-level security refuses
             // the rows meanwhile.
             pending.insert(communityId)
-            logger.error(
-                "cache invalidation failed",
+            // While the circuit is open every write lands here: the breaker said so once.
+            let level: Logger.Level = (error as? RedisError)?.isCircuitOpen == true ? .debug : .error
+            logger.log(
+                level: level, "cache invalidation failed; will retry",
                 metadata: ["communityId": .string(Self.id(communityId)), "error": .string("\(error)")])
         }
+    }
+
+    /// Tries again every invalidation that could not reach Redis (``ServiceKit`` runs this every
+    /// few seconds), so once Redis is back no replica reads entries a change should have retired.
+    package func retryPendingInvalidations() async {
+        for communityId in pending.all { await invalidate(communityId) }
     }
 
     package static func id(_ uuid: UUID) -> String { uuid.lowercasedString }
@@ -156,6 +164,10 @@ private final class PendingInvalidations: Sendable {
     private let ids = Mutex<Set<UUID>>([])
     /// A fast path: nearly always nothing is pending, and then no lock is taken.
     private let count = Atomic<Int>(0)
+
+    var all: [UUID] {
+        count.load(ordering: .relaxed) > 0 ? ids.withLock { Array($0) } : []
+    }
 
     package func contains(_ id: UUID) -> Bool {
         count.load(ordering: .relaxed) > 0 && ids.withLock { $0.contains(id) }

@@ -24,14 +24,14 @@ package struct AppRequestContext: RequestContext {
         self.peerAddress = source.channel.remoteAddress?.ipAddress
     }
 
-    func resolveClientAddress(of request: Request, trustedProxies: Set<String>) -> String {
+    func resolveClientAddress(of request: Request, trustedProxies: TrustedProxies) -> String {
         Self.clientAddress(peer: peerAddress, forwarded: request.headers[.realIP], trustedProxies: trustedProxies)
     }
 
     /// Believes `X-Real-IP` (which the gateway always overwrites) only from a trusted proxy;
     /// anyone else could claim any address and spend someone else's rate limit. A request with
     /// no peer at all never crossed a network (in-process router tests).
-    package static func clientAddress(peer: String?, forwarded: String?, trustedProxies: Set<String>) -> String {
+    package static func clientAddress(peer: String?, forwarded: String?, trustedProxies: TrustedProxies) -> String {
         let forwarded = forwarded.flatMap { $0.isEmpty ? nil : $0 }
         guard let peer else { return forwarded ?? "unknown" }
         guard trustedProxies.contains(peer), let forwarded else { return peer }

@@ -22,9 +22,9 @@ extension HTTPField.Name {
 package struct RequestIdMiddleware: RouterMiddleware {
     package typealias Context = AppRequestContext
     let service: String
-    let trustedProxies: Set<String>
+    let trustedProxies: TrustedProxies
 
-    package init(service: String, trustedProxies: Set<String> = ["127.0.0.1", "::1"]) {
+    package init(service: String, trustedProxies: TrustedProxies) {
         self.service = service
         self.trustedProxies = trustedProxies
     }

@@ -80,6 +80,10 @@ package struct MessageHandlers: Sendable {
             return .poison(reason: "payload does not decode: \(error)")
         } catch let error as MessageValidationError {
             return .poison(reason: error.reason)
+        } catch let error as APIError where error.status == .serviceUnavailable {
+            // The database is away: waiting for it must not use up the message's attempts.
+            logger.notice("message handler deferred", metadata: ["error": .string(logDescription(of: error))])
+            return .deferred(reason: logDescription(of: error))
         } catch {
             logger.warning("message handler failed", metadata: ["error": .string(logDescription(of: error))])
             return .failed(reason: logDescription(of: error))

@@ -11,6 +11,9 @@ package enum HandlingResult: Sendable, Equatable {
     case failed(reason: String)
     /// Can never succeed (bad JSON, unknown type or version, invalid payload): dead-letter now.
     case poison(reason: String)
+    /// A dependency is away (the database): try again after the first delay, without counting
+    /// this as an attempt, so an outage does not dead-letter what would succeed after it.
+    case deferred(reason: String)
 }
 
 /// Turns a handling result into broker actions. A failure is republished (with confirms) to
@@ -46,6 +49,11 @@ package struct RetryRouter: Sendable {
             return .ack
         case .poison(let reason):
             return await deadLetter(message, reason: reason)
+        case .deferred:
+            guard let delay = policy.delay(afterAttempt: 1) else { return .retry }
+            let copy = republished(
+                message, exchange: "", routingKey: policy.holdQueue(for: queue, delay: delay), message.stringHeaders)
+            return await confirm(copy) ? .ack : .retry
         case .failed(let reason):
             let attempt = message.attempt
             guard let delay = policy.delay(afterAttempt: attempt) else {

@@ -18,6 +18,8 @@ package struct Database: Sendable {
     package let client: PostgresClient
     let logger: Logger
     private let connectionWait: Duration
+    /// `statement_timeout` of every transaction: far beyond any statement the services run.
+    private let statementTimeout = "30s"
     private let address: (host: String, port: Int)
     package let breaker: CircuitBreaker
 
@@ -77,15 +79,25 @@ package struct Database: Sendable {
                     if isolation == .repeatableRead {
                         try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
                     }
+                    // The scope, and a bound on every statement (a database that stops answering
+                    // after the lease, or a lock that is never released, must not hang a request).
+                    let timeout = statementTimeout
                     switch scope {
                     case .user(let userId):
                         let value = userId.lowercasedString
                         try await connection.query(
-                            "SELECT set_config('app.current_user_id', \(value), true)", logger: logger)
+                            """
+                            SELECT set_config('app.current_user_id', \(value), true),
+                                   set_config('statement_timeout', \(timeout), true)
+                            """, logger: logger)
                     case .system:
-                        try await connection.query("SELECT set_config('app.system', 'on', true)", logger: logger)
+                        try await connection.query(
+                            """
+                            SELECT set_config('app.system', 'on', true), set_config('statement_timeout', \(timeout), true)
+                            """, logger: logger)
                     case nil:
-                        break
+                        try await connection.query(
+                            "SELECT set_config('statement_timeout', \(timeout), true)", logger: logger)
                     }
                     return try await body(connection)
                 }
@@ -107,8 +119,10 @@ package struct Database: Sendable {
             breaker.succeeded()  // The database answered; the statement or the caller failed.
             return error
         }
-        if error is ConnectionWaitExceeded, await TCPProbe.connects(to: address.host, port: address.port) {
-            logger.warning("no database connection became free in time")
+        // A busy pool, or one dropped connection, is not an outage: only a database that no
+        // longer accepts connections opens the breaker.
+        if await TCPProbe.connects(to: address.host, port: address.port) {
+            logger.warning("database connection lost or busy", metadata: ["error": .string(logDescription(of: error))])
             breaker.succeeded()
             return Self.unavailable
         }
@@ -141,11 +155,12 @@ package struct Database: Sendable {
     ) async throws -> Result {
         try await withoutActuallyEscaping(body) { body in
             let work = LeasedWork(body: body)
-            let leased = LeaseFlag()
+            let lease = LeaseState()
             return try await withThrowingTaskGroup(of: Result?.self) { group in
                 group.addTask {
                     try await client.withConnection { connection in
-                        leased.set()
+                        // Too late: the caller was already told to try again, so nothing runs.
+                        guard lease.settle(.leased) else { throw ConnectionWaitExceeded() }
                         return try await work.body(connection)
                     }
                 }
@@ -153,7 +168,7 @@ package struct Database: Sendable {
                     // Cancellation of the caller is the work's to handle, as without this
                     // deadline: a transaction already under way must be able to finish.
                     try? await Task.sleep(for: connectionWait)
-                    if leased.isSet || Task.isCancelled { return nil }
+                    if Task.isCancelled || !lease.settle(.timedOut) { return nil }
                     throw ConnectionWaitExceeded()
                 }
                 defer { group.cancelAll() }
@@ -231,11 +246,19 @@ struct ConnectionWaitExceeded: Error, CustomStringConvertible {
     var description: String { "no database connection became free in time" }
 }
 
-/// Whether the pool has handed over a connection.
-private final class LeaseFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
+/// Who won the race between the pool handing over a connection and the deadline: exactly
+/// one of them, so a transaction never runs after its caller was answered 503.
+private final class LeaseState: Sendable {
+    enum Outcome: Int {
+        case leased = 1
+        case timedOut = 2
+    }
+    private let value = Atomic<Int>(0)
+
+    /// True for the first outcome only.
+    func settle(_ outcome: Outcome) -> Bool {
+        value.compareExchange(expected: 0, desired: outcome.rawValue, ordering: .acquiringAndReleasing).exchanged
+    }
 }
 
 /// `@unchecked Sendable`: the body is called by exactly one child task, once, while the

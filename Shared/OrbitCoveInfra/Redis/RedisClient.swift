@@ -77,6 +77,11 @@ package final class RedisClient: Service, Sendable {
         } catch let error as RedisError where error.isReply {
             breaker.succeeded()  // Redis answered; the command was wrong, not the server.
             throw error
+        } catch let error as RedisError where error.isLocalOverload {
+            // Our own queue is full: a burst of requests, not a sign that Redis is failing (and
+            // counting it would let anyone open the breaker, and so the rate limits, at will).
+            failures.increment()
+            throw error
         } catch {
             failures.increment()
             breaker.failed()
@@ -88,7 +93,7 @@ package final class RedisClient: Service, Sendable {
     private func bounded(_ arguments: [String]) async throws -> RedisReply {
         guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
-            throw RedisError(message: "too many commands waiting")
+            throw RedisError.overloaded
         }
         let outcome = Outcome()
         return try await withCheckedThrowingContinuation { continuation in
@@ -98,7 +103,9 @@ package final class RedisClient: Service, Sendable {
             threads.submit { state in
                 defer { self.inFlight.subtract(1, ordering: .relaxed) }
                 let result: Result<RedisReply, any Error>
-                if case .active = state {
+                if outcome.isSettled {
+                    return  // Its caller stopped waiting while it queued: do not send it.
+                } else if case .active = state {
                     result = Result { try self.runBlocking(arguments) }
                 } else {
                     result = .failure(RedisError(message: "client is shutting down"))
@@ -195,6 +202,7 @@ private final class Outcome: Sendable {
     private let settled = Atomic<Bool>(false)
     /// True for the first caller only.
     func settle() -> Bool { !settled.exchange(true, ordering: .acquiringAndReleasing) }
+    var isSettled: Bool { settled.load(ordering: .acquiring) }
 }
 
 /// Tells a blocking loop on another thread to end.

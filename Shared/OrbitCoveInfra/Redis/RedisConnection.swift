@@ -60,6 +60,10 @@ package struct RedisError: Error, CustomStringConvertible {
     /// The circuit breaker is open: Redis failed recently and is not being called for a while.
     package static let unavailable = RedisError(message: "unavailable (circuit open)")
     package var isCircuitOpen: Bool { message == Self.unavailable.message && !isReply }
+
+    /// This process has too many commands queued for Redis already.
+    package static let overloaded = RedisError(message: "too many commands waiting")
+    package var isLocalOverload: Bool { message == Self.overloaded.message && !isReply }
 }
 
 package struct RedisSettings: Sendable {

@@ -18,7 +18,9 @@ package final class CircuitBreaker: Sendable {
     private struct Inner {
         var consecutiveFailures = 0
         var openUntil: ContinuousClock.Instant?
-        var probing = false
+        /// When the half-open call started: one that never settles (it hangs) stops counting
+        /// after a cooldown, and another call may probe.
+        var probingSince: ContinuousClock.Instant?
     }
 
     private let name: String
@@ -51,8 +53,10 @@ package final class CircuitBreaker: Sendable {
     package func allowsCall() -> Bool {
         inner.withLock { inner in
             guard let until = inner.openUntil else { return true }
-            guard ContinuousClock.now >= until, !inner.probing else { return false }
-            inner.probing = true
+            let now = ContinuousClock.now
+            guard now >= until else { return false }
+            if let since = inner.probingSince, now - since < cooldown { return false }
+            inner.probingSince = now
             return true
         }
     }
@@ -72,8 +76,8 @@ package final class CircuitBreaker: Sendable {
         let opening = inner.withLock { inner in
             inner.consecutiveFailures += 1
             let wasOpen = inner.openUntil != nil
-            guard inner.probing || inner.consecutiveFailures >= threshold else { return false }
-            inner.probing = false
+            guard inner.probingSince != nil || inner.consecutiveFailures >= threshold else { return false }
+            inner.probingSince = nil
             inner.openUntil = ContinuousClock.now + cooldown
             return !wasOpen
         }

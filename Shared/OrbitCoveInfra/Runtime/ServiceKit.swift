@@ -37,14 +37,21 @@ package struct ServiceKit: Sendable {
     }
 
     /// The long-lived parts, dependencies first (stopped in reverse).
-    package var services: [any Service] { [database.client, redis, publisher, relay, blocking] }
+    package var services: [any Service] {
+        let cache = self.cache
+        let invalidations = PeriodicJob(
+            "cache invalidation retry", every: .seconds(5), logger: runtime.logger("cache")
+        ) { await cache.retryPendingInvalidations() }
+        return [database.client, redis, publisher, relay, blocking, invalidations]
+    }
 
     /// `/ready` checks of the shared parts.
     package var checks: [ReadinessCheck] { [.postgres(database), .redis(redis), .rabbitmq(publisher)] }
 
-    /// A router with request ids, metrics, token verification and the operational routes.
-    package func router(extraChecks: [ReadinessCheck] = []) -> Router<AppRequestContext> {
-        runtime.makeRouter(checks: checks + extraChecks, verifier: runtime.makeTokenVerifier())
+    /// A router with request ids, metrics, token verification and the operational routes;
+    /// `/ready` runs `checks` (the kit's own by default).
+    package func router(checks: [ReadinessCheck]? = nil) -> Router<AppRequestContext> {
+        runtime.makeRouter(checks: checks ?? self.checks, verifier: runtime.makeTokenVerifier())
     }
 
     /// The group every route under `/api/v1/communities/:communityId` is registered on: its

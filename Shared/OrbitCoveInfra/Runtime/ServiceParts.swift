@@ -25,7 +25,8 @@ package struct ServiceParts {
     ) throws -> ServiceParts {
         let kit = try ServiceKit(runtime: runtime)
         let worker = try kit.queueWorker(queue: queue, consumer: consumer, register: register)
-        let router = kit.router(extraChecks: [worker.readiness])
+        // The broker is checked through the consumer's own connection: no probe connection.
+        let router = kit.router(checks: [.postgres(kit.database), .redis(kit.redis), worker.readiness])
         addRoutes(router, kit)
         return ServiceParts(router: router, services: kit.services + worker.services + jobs(kit))
     }

@@ -24,10 +24,15 @@ package struct SyncToken: Equatable, Sendable {
     /// PostgreSQL would refuse must be the client's error, not ours).
     static func isSnapshot(_ text: Substring) -> Bool {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), xmin <= xmax
+        guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), 0 < xmin, xmin <= xmax
         else { return false }
-        let running = fields[2].split(separator: ",", omittingEmptySubsequences: true)
-        return running.allSatisfy { UInt64($0).map { xmin <= $0 && $0 < xmax } ?? false }
+        // PostgreSQL wants the running ids in [xmin, xmax), strictly increasing.
+        var previous: UInt64?
+        for field in fields[2].split(separator: ",", omittingEmptySubsequences: false) where !fields[2].isEmpty {
+            guard let id = UInt64(field), xmin <= id, id < xmax, previous.map({ $0 < id }) ?? true else { return false }
+            previous = id
+        }
+        return true
     }
 
     package var text: String {

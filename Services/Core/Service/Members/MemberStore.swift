@@ -50,13 +50,16 @@ struct MemberStore: Sendable {
             if current.role == .admin, try await counts(community.id, on: connection).admins <= 1 {
                 throw Self.lastAdmin
             }
-            change.touched(
-                try await connection.changedRows(
-                    """
-                    UPDATE members SET role = \(role.rawValue)::member_role
-                    WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
-                    RETURNING 1
-                    """, logger: logger))
+            // The member was just read under the lock: touching nothing means the second wall
+            // refused the actor (demoted since the gate looked), and they hear so.
+            let updated = try await connection.changedRows(
+                """
+                UPDATE members SET role = \(role.rawValue)::member_role
+                WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                RETURNING 1
+                """, logger: logger)
+            guard updated == 1 else { throw APIError.forbidden }
+            change.touched(updated)
             change.audit(
                 "member.role_changed", target: ("user", target),
                 metadata: ["from": .string(current.role.rawValue), "to": .string(role.rawValue)])
@@ -81,13 +84,14 @@ struct MemberStore: Sendable {
             try await Self.lock(community.id, on: connection, logger: logger)
             _ = try await member(target, of: community.id, on: connection)
             if target == community.createdBy { throw Self.creatorProtected }
-            change.touched(
-                try await connection.changedRows(
-                    """
-                    UPDATE members SET left_at = NOW(), removed_by = \(actor)
-                    WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
-                    RETURNING 1
-                    """, logger: logger))
+            let removed = try await connection.changedRows(
+                """
+                UPDATE members SET left_at = NOW(), removed_by = \(actor)
+                WHERE community_id = \(community.id) AND user_id = \(target) AND left_at IS NULL
+                RETURNING 1
+                """, logger: logger)
+            guard removed == 1 else { throw APIError.forbidden }
+            change.touched(removed)
             change.audit("member.removed", target: ("user", target))
             change.announce(
                 MemberRemoved(
