@@ -10,7 +10,12 @@ struct NotificationRoutes {
         router.get("/api/v1/me/notifications") { request, context in
             let userId = try context.requireUser()
             let page = try PageRequest(request)
-            let unreadOnly = request.uri.queryParameters.get("unreadOnly") == "true"
+            let unreadOnly: Bool
+            switch request.uri.queryParameters.get("unreadOnly") {
+            case nil, "false": unreadOnly = false
+            case "true": unreadOnly = true
+            default: throw APIError.validation(["unreadOnly": "must be true or false"])
+            }
             let rows = try await store.page(
                 for: userId, after: page.cursor, limit: page.fetchLimit, unreadOnly: unreadOnly)
             return try Response.page(
