@@ -422,7 +422,6 @@ if STATE_PATH and __name__ != "__main__":
     import jsonschema_rs
     import yaml
     from schemathesis.core.failures import AcceptedNegativeData
-    from schemathesis.core.parameters import ParameterLocation
 
     _DOCUMENT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "deploy", "openapi", "openapi.yaml")
     with open(_DOCUMENT_PATH) as _file:
@@ -430,88 +429,10 @@ if STATE_PATH and __name__ != "__main__":
     SKIP_LOG = open(os.environ["ORBITCOVE_SCHEMATHESIS_SKIPS"], "a") if os.environ.get(
         "ORBITCOVE_SCHEMATHESIS_SKIPS") else None
 
-    def _validator(schema: dict[str, Any]) -> Any:
-        return jsonschema_rs.validator_for({**schema, "components": DOCUMENT["components"]}, validate_formats=True)
-
-    def _body_validator(case: Any) -> Any:
-        operation = DOCUMENT["paths"][case.operation.path][case.method.lower()]
-        schema = operation["requestBody"]["content"]["application/json"]["schema"]
-        return _validator(schema)
-
-    def _negative_only_at(case: Any, location: ParameterLocation) -> bool:
-        if case.meta is None:
-            return False
-        negative = {loc for loc, info in case.meta.components.items() if info.mode.is_negative}
-        return negative == {location}
-
-    def _without_nulls(body: dict[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in body.items() if value is not None}
-
-    def _trimmed(body: dict[str, Any]) -> dict[str, Any]:
-        # Swift's trimmingCharacters(in: .whitespacesAndNewlines), then "" counts as absent.
-        result = {}
-        for key, value in body.items():
-            if isinstance(value, str):
-                value = value.strip()
-                if not value:
-                    continue
-            result[key] = value
-        return result
-
-    def _body_defect(failure: Any, case: Any) -> str | None:
-        """S1/S2: request bodies are read more leniently than the document says.
-
-        S1: JSON `null` in an optional field the document does not let be null is taken as
-        "field left out" (200/201) instead of 400 VALIDATION_FAILED: in core, FieldReader's
-        `integer`/`text`/`object` answer `.clear` for null (`settings`, `maxUses`,
-        `expiresInHours`, `avatarUrl` of a new family member, `iconUrl` of a new community);
-        in auth, the Decodable request types have optionals (`deviceName: null` on
-        POST /api/v1/auth/dev).
-        S2: a string field is trimmed before it is validated, and an empty result counts as
-        left out or cleared, so `"avatarUrl": ""` or `"iconUrl": " https://x.io "` is accepted
-        although the document requires an http(s) URI there (core: FieldReader.text/url; auth:
-        the dev sign-in trims `email` and `displayName`).
-        """
-        if not isinstance(failure, AcceptedNegativeData) or not isinstance(case.body, dict):
-            return None
-        if not _negative_only_at(case, ParameterLocation.BODY):
-            return None
-        if case.operation.definition.raw.get("tags", [None])[0] not in ("core", "auth"):
-            return None
-        validator = _body_validator(case)
-        for name, normalise in (
-            ("S1", _without_nulls),
-            ("S2", _trimmed),
-            ("S1+S2", lambda body: _trimmed(_without_nulls(body))),
-        ):
-            if validator.is_valid(normalise(case.body)):
-                return name
-        return None
-
-    def _unread_only_defect(failure: Any, case: Any) -> str | None:
-        """S3: GET /api/v1/me/notifications takes any `unreadOnly` other than `true` as `false`
-        (`?unreadOnly=yes`, `?unreadOnly=null`) instead of 400 VALIDATION_FAILED."""
-        if not isinstance(failure, AcceptedNegativeData) or _operation_id(case) != "listMyNotifications":
-            return None
-        if not _negative_only_at(case, ParameterLocation.QUERY):
-            return None
-        query = dict(case.query or {})
-        value = query.pop("unreadOnly", True)
-        # Repeated, the service reads the first; only a first value that is no boolean is S3.
-        if isinstance(value, list):
-            value = value[0] if value else True
-        if value in ("true", "false", True, False):
-            return None
-        # Everything else in the query must be valid for the defect alone to explain the failure.
-        limit = query.pop("limit", None)
-        cursor = query.pop("cursor", None)
-        if query or isinstance(cursor, list) or isinstance(limit, list):
-            return None
-        if limit is not None and not (str(limit).isdigit() and 1 <= int(limit) <= 100):
-            return None
-        return "S3"
-
-    KNOWN_DEFECTS = (_body_defect,)  # S3 (unreadOnly) is fixed in NotificationRoutes
+    # Service defects the run tolerates: functions (failure, case) -> a defect name or None, each
+    # matching exactly one defect, removed with its fix. None now: the request-body leniencies
+    # (null as "left out", trimmed URLs and emails) and `unreadOnly` it found are fixed.
+    KNOWN_DEFECTS: tuple = ()
 
     @schemathesis.hook
     def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:

@@ -164,6 +164,17 @@ import Testing
             }
         }
     }
+
+    /// The document says `email` is an email address: one with spaces around it is not (the
+    /// contract run found it trimmed and accepted).
+    @Test func anEmailWithSpacesAroundIsRefused() async throws {
+        try await app(devLogin: true).test(.router) { client in
+            let body = ByteBuffer(string: #"{"email":" ada@example.com","displayName":"Ada"}"#)
+            try await client.execute(uri: "/api/v1/auth/dev", method: .post, body: body) { response in
+                #expect(response.status == .badRequest)
+            }
+        }
+    }
 }
 
 /// Verified tokens are remembered only until they expire, and the memory stays bounded.

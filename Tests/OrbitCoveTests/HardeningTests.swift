@@ -54,6 +54,31 @@ import Testing
         }
     }
 
+    /// Bodies are read as the document writes them (the contract run found both): `null` only
+    /// clears where a field can be cleared (PATCH), and a URL is a URL as sent.
+    @Test func bodiesAreReadAsTheDocumentSays() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            for (path, body, field) in [
+                ("/api/v1/communities", #"{"name":"Tigers","description":null}"#, "description"),
+                ("/api/v1/communities", #"{"name":"Tigers","settings":null}"#, "settings"),
+                ("/api/v1/communities", #"{"name":"Tigers","iconUrl":" https://x.io/a.png "}"#, "iconUrl"),
+                ("/api/v1/communities", #"{"name":"Tigers","iconUrl":""}"#, "iconUrl"),
+                ("/api/v1/me/family-members", #"{"name":"Kid","avatarUrl":null}"#, "avatarUrl"),
+            ] {
+                let reply = try await api.call(.post, path, as: ada, json: body)
+                #expect(reply.status == .badRequest && reply.fieldErrors.keys.contains(field), "\(body)")
+            }
+            let club = try await api.community(by: ada)
+            let invite = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/invites", as: ada, json: #"{"maxUses":null}"#)
+            #expect(invite.status == .badRequest && invite.fieldErrors.keys.contains("maxUses"))
+            // Where null means "clear", it still does.
+            let cleared = try await api.call(.patch, "/api/v1/me", as: ada, json: #"{"avatarUrl":null}"#)
+            #expect(cleared.status == .ok)
+        }
+    }
+
     @Test func idsAreLowerCaseInBodiesAndHeadersAndAcceptedInEitherCase() async throws {
         try await CoreHarness.run { api in
             let ada = try await api.signIn("Ada")

@@ -25,16 +25,29 @@ package enum Change<Value: Sendable>: Sendable {
 package struct FieldReader {
     package let fields: [String: JSONValue]
     package var problems: [String: String] = [:]
+    /// Whether `null` clears a field (a `PATCH`); where nothing can be cleared (a `POST`) it is
+    /// refused, as the document says, rather than read as "left out".
+    let nullClears: Bool
 
-    package init(_ fields: [String: JSONValue], allowed: Set<String>) {
+    package init(_ fields: [String: JSONValue], allowed: Set<String>, nullClears: Bool = true) {
         self.fields = fields
+        self.nullClears = nullClears
         for key in fields.keys where !allowed.contains(key) { problems[key] = "is not a field of this request" }
     }
 
     package static func read(
-        _ request: Request, context: some RequestContext, allowed: Set<String>
+        _ request: Request, context: some RequestContext, allowed: Set<String>, nullClears: Bool = true
     ) async throws -> FieldReader {
-        FieldReader(try await request.decodeJSON(as: [String: JSONValue].self, context: context), allowed: allowed)
+        FieldReader(
+            try await request.decodeJSON(as: [String: JSONValue].self, context: context), allowed: allowed,
+            nullClears: nullClears)
+    }
+
+    /// `null` where it may not be: noted as the field's problem.
+    private mutating func refusesNull(_ key: String, required: Bool) -> Bool {
+        guard required || !nullClears else { return false }
+        problems[key] = "must not be null"
+        return true
     }
 
     /// A trimmed text of 1...`maxLength` characters, counted as PostgreSQL counts them.
@@ -44,8 +57,7 @@ package struct FieldReader {
             if required { problems[key] = "is required" }
             return .keep
         case .null:
-            if required { problems[key] = "must not be null" }
-            return .clear
+            return refusesNull(key, required: required) ? .keep : .clear
         case .string(let raw):
             let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !value.isEmpty || !required else {
@@ -67,23 +79,25 @@ package struct FieldReader {
         }
     }
 
-    /// An http(s) URL of at most 500 characters (avatars, icons).
+    /// An http(s) URL of at most 500 characters (avatars, icons), exactly as sent: an empty
+    /// string or one with spaces around it is not a URL (`null` clears, where that is allowed).
     package mutating func url(_ key: String) -> Change<String> {
-        let change = text(key, maxLength: 500)
-        if let value = change.value {
-            let url = URL(string: value)
-            guard url?.host != nil, ["http", "https"].contains(url?.scheme?.lowercased() ?? "") else {
+        if case .string(let raw) = fields[key] {
+            let url = URL(string: raw)
+            guard raw == raw.trimmingCharacters(in: .whitespacesAndNewlines), url?.host != nil,
+                ["http", "https"].contains(url?.scheme?.lowercased() ?? "")
+            else {
                 problems[key] = "must be an http(s) URL"
                 return .keep
             }
         }
-        return change
+        return text(key, maxLength: 500)
     }
 
     package mutating func integer(_ key: String, in range: ClosedRange<Int>) -> Change<Int> {
         switch fields[key] {
         case nil: return .keep
-        case .null: return .clear
+        case .null: return refusesNull(key, required: false) ? .keep : .clear
         case .number(let number) where number.rounded() == number && range.contains(Int(exactly: number) ?? .min):
             return .set(Int(number))
         default:
@@ -94,7 +108,7 @@ package struct FieldReader {
 
     package mutating func object(_ key: String) -> [String: JSONValue]? {
         switch fields[key] {
-        case nil, .null: return nil
+        case nil: return nil
         case .object(let object): return object
         default:
             problems[key] = "must be an object"

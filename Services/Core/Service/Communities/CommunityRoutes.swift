@@ -52,7 +52,7 @@ struct CommunityRoutes {
         -> CommunityStore.NewCommunity
     {
         var reader = try await FieldReader.read(
-            request, context: context, allowed: ["name", "description", "iconUrl", "settings"])
+            request, context: context, allowed: ["name", "description", "iconUrl", "settings"], nullClears: false)
         let name = reader.text("name", maxLength: 100, required: true)
         let description = reader.text("description", maxLength: 2000)
         let iconUrl = reader.url("iconUrl")

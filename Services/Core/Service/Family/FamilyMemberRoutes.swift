@@ -16,7 +16,8 @@ struct FamilyMemberRoutes {
 
         router.post("/api/v1/me/family-members") { request, context in
             let userId = try context.requireUser()
-            var reader = try await FieldReader.read(request, context: context, allowed: ["name", "avatarUrl"])
+            var reader = try await FieldReader.read(
+                request, context: context, allowed: ["name", "avatarUrl"], nullClears: false)
             let name = reader.text("name", maxLength: 100, required: true)
             let avatarUrl = reader.url("avatarUrl")
             try reader.check()

@@ -12,7 +12,8 @@ struct InviteRoutes {
     func register(on router: Router<AppRequestContext>, community: RouterGroup<AppRequestContext>) {
         community.post("invites") { request, context in
             let granted = try context.member(.inviteMembers)
-            var reader = try await FieldReader.read(request, context: context, allowed: ["maxUses", "expiresInHours"])
+            var reader = try await FieldReader.read(
+                request, context: context, allowed: ["maxUses", "expiresInHours"], nullClears: false)
             let maxUses = reader.integer("maxUses", in: 1...10_000).value
             let expiresInHours = reader.integer("expiresInHours", in: 1...(24 * 90)).value
             try reader.check()
@@ -48,7 +49,7 @@ struct InviteRoutes {
 
         router.post("/api/v1/communities/:communityId/join") { request, context in
             let communityId = try context.communityId()
-            var reader = try await FieldReader.read(request, context: context, allowed: ["code"])
+            var reader = try await FieldReader.read(request, context: context, allowed: ["code"], nullClears: false)
             let code = reader.text("code", maxLength: 20, required: true).value
             try reader.check()
             return try await join(code: code ?? "", community: communityId, request, context)
