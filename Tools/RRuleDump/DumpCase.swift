@@ -51,13 +51,7 @@ extension DumpCase {
 
 enum UTCText {
     static func wallClock(_ text: String) throws -> CivilDateTime {
-        let digits = Array(text.utf8).filter { $0 >= 0x30 && $0 <= 0x39 }.map { Int($0 - 0x30) }
-        func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + digits[$1] } }
-        guard digits.count == 14,
-            let time = CivilDateTime(
-                year: number(0..<4), month: number(4..<6), day: number(6..<8), hour: number(8..<10),
-                minute: number(10..<12), second: number(12..<14))
-        else { throw DumpError.badInput("bad time \(text)") }
+        guard let time = CivilDateTime(basicFormat: text) else { throw DumpError.badInput("bad time \(text)") }
         return time
     }
 

@@ -16,6 +16,16 @@ package struct CivilDateTime: Hashable, Comparable, Sendable, CustomStringConver
         self.second = second
     }
 
+    /// `YYYYMMDDTHHMMSS` (RFC 5545's basic form, as the calendar tools write it), or nil.
+    package init?(basicFormat text: String) {
+        let digits = Array(text.utf8).filter { $0 >= 0x30 && $0 <= 0x39 }.map { Int($0 - 0x30) }
+        guard digits.count == 14 else { return nil }
+        func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + digits[$1] } }
+        self.init(
+            year: number(0..<4), month: number(4..<6), day: number(6..<8), hour: number(8..<10),
+            minute: number(10..<12), second: number(12..<14))
+    }
+
     package init?(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
         guard let date = CivilDate(year: year, month: month, day: day) else { return nil }
         self.init(date: date, hour: hour, minute: minute, second: second)
