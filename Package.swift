@@ -105,7 +105,9 @@ let package = Package(
         + service(
             "Auth", executable: "orbitcove-auth",
             extra: [.product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")])
-        + service("Core", executable: "orbitcove-core")
+        + service(
+            "Core", executable: "orbitcove-core",
+            extra: ["OrbitCoveCalendar", .product(name: "Crypto", package: "swift-crypto")])
         + service("Notifications", executable: "orbitcove-notifications")
         + service("Media", executable: "orbitcove-media")
         + service("Reminders", executable: "orbitcove-reminders")

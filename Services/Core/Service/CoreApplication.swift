@@ -5,7 +5,8 @@ import OrbitCoveInfra
 import OrbitCoveModels
 import ServiceLifecycle
 
-/// The core API: users, family members, communities, membership, invites, audit and sync.
+/// The core API: users, family members, communities, membership, invites, the calendar, audit
+/// and sync.
 /// Writes that others care about leave a message in the outbox, which the relay here
 /// publishes; the retention jobs carry out the seed's deletion grace periods.
 package enum CoreApplication {
@@ -46,6 +47,13 @@ package enum CoreApplication {
             limiter: limiter, lookupLimit: core.inviteLookupLimit
         ).register(on: router, community: community)
         AuditRoutes(store: AuditStore(database: database, logger: log("audit"))).register(on: community)
+        let feeds = CalendarFeedStore(database: database, publicURL: core.publicURL, logger: log("calendar-feeds"))
+        EventRoutes(
+            store: EventStore(database: database, logger: log("calendar")),
+            editor: EventEditor(writes: kit.writes, logger: log("calendar")),
+            answers: RSVPStore(database: database, writes: kit.writes, logger: log("rsvps")), feeds: feeds
+        ).register(on: community)
+        CalendarFeedRoutes(feeds: feeds, gate: kit.gate).register(on: router)
         SyncRoutes(engine: SyncEngine(database: database, registry: Self.syncRegistry, logger: log("sync")))
             .register(on: community)
         return ServiceParts(router: router, services: kit.services + [retention])
@@ -55,7 +63,7 @@ package enum CoreApplication {
     static var syncRegistry: SyncRegistry {
         var registry = SyncRegistry()
         registry.register(MemberSync.kind())
+        registry.register(EventSync.kind())
         return registry
-
     }
 }

@@ -12,6 +12,8 @@ package struct CoreSettings: Sendable {
     package var cacheSeconds: Int
     /// How often the retention jobs run (seconds).
     package var retentionIntervalSeconds: Int
+    /// Where clients reach the API (the gateway): calendar feed addresses start with it.
+    package var publicURL: String
 
     package init(environment env: OrbitCoveInfra.Environment = .init()) throws {
         readsPerMinute = try env.int("ORBITCOVE_CORE_READS_PER_MINUTE", default: 600)
@@ -19,6 +21,8 @@ package struct CoreSettings: Sendable {
         inviteLookupsPerMinute = try env.int("ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE", default: 10)
         cacheSeconds = try env.int("ORBITCOVE_CORE_CACHE_SECONDS", default: 900)
         retentionIntervalSeconds = try env.int("ORBITCOVE_CORE_RETENTION_INTERVAL_SECONDS", default: 300)
+        publicURL = try env.url("ORBITCOVE_PUBLIC_URL", default: "http://127.0.0.1:8080").absoluteString
+        while publicURL.hasSuffix("/") { publicURL.removeLast() }
     }
 
     var readLimit: RateLimit { RateLimit(name: "core-reads", limit: readsPerMinute, period: .seconds(60)) }

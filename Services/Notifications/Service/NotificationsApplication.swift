@@ -77,5 +77,51 @@ package enum NotificationsApplication {
                 .members(of: update.communityId, except: update.updatedBy), community: update.communityId,
                 title: title, body: body, subject: nil, on: connection, logger: logger)
         }
+        registerCalendar(&handlers)
+    }
+
+    /// The calendar's messages: members hear of new events, those who said they would come
+    /// hear of changes and cancellations, and a waiting yes hears when a place opens.
+    static func registerCalendar(_ handlers: inout MessageHandlers) {
+        handlers.on(EventCreated.self) { envelope, connection, logger in
+            let created = envelope.data
+            try await CommunityNews.tell(
+                .members(of: created.communityId, except: created.event.createdBy), community: created.communityId,
+                type: created.rsvpRequested ? .rsvpRequest : .communityUpdate,
+                title: "New in \(created.communityName): \(created.event.title)",
+                body: created.rsvpRequested ? "Let them know if you are coming." : "It is in your calendar.",
+                subject: nil, link: EventLink.data(created.event), on: connection, logger: logger)
+        }
+        handlers.on(EventUpdated.self) { envelope, connection, logger in
+            let update = envelope.data
+            let told = update.answeredUserIds.filter { $0 != update.updatedBy }
+            let gone = update.changes.contains("cancelled") || update.changes.contains("deleted")
+            guard !told.isEmpty, gone || update.changes.contains("time") || update.changes.contains("place")
+            else { return }
+            try await CommunityNews.tell(
+                .users(told, of: update.communityId), community: update.communityId,
+                title: gone ? "Cancelled: \(update.event.title)" : "Changed: \(update.event.title)",
+                body: gone ? "It will not take place." : "Check the new time and place.", subject: nil,
+                link: EventLink.data(update.event), on: connection, logger: logger)
+        }
+        // Answers reach organisers through attendance and sync; nobody is notified of each one.
+        handlers.on(EventRSVPChanged.self) { _, _, _ in }
+        handlers.on(EventWaitlistPromoted.self) { envelope, connection, logger in
+            let promoted = envelope.data
+            try await CommunityNews.tell(
+                .users([promoted.userId], of: promoted.communityId), community: promoted.communityId,
+                type: .rsvpRequest, title: "You have a place: \(promoted.event.title)",
+                body: "A place opened up and you were next on the waitlist.", subject: nil,
+                link: EventLink.data(promoted.event), on: connection, logger: logger)
+        }
+    }
+}
+
+/// The deep link a calendar notification carries: the event and, for an instance, its start.
+enum EventLink {
+    static func data(_ event: EventSummary) -> [String: JSONValue] {
+        var data: [String: JSONValue] = ["eventId": .string(event.eventId.lowercasedString)]
+        if let instance = event.recurrenceId { data["recurrenceId"] = .string(JSONCoding.formatTimestamp(instance)) }
+        return data
     }
 }

@@ -50,6 +50,21 @@ package struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertibl
         Digits.pad(year, 4) + Digits.pad(month, 2) + Digits.pad(day, 2)
     }
 
+    /// `YYYY-MM-DD`, as JSON and ISO 8601 write a date.
+    package var isoText: String {
+        Digits.pad(year, 4) + "-" + Digits.pad(month, 2) + "-" + Digits.pad(day, 2)
+    }
+
+    /// Reads `YYYY-MM-DD` (a real day, years 1...9999).
+    package init?(isoText text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), year >= 1
+        else { return nil }
+        self.init(year: year, month: month, day: day)
+    }
+
     package static func < (lhs: CivilDate, rhs: CivilDate) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }

@@ -29,6 +29,12 @@ extension RecurrenceRule {
         return RecurrenceRule(copying: self, end: .until(converted))
     }
 
+    /// The same rule with another end: a series split in two keeps its rule and ends earlier, or its
+    /// remaining part keeps the COUNT it had left.
+    package func ending(_ end: End) -> RecurrenceRule {
+        RecurrenceRule(copying: self, end: end)
+    }
+
     /// A copy with another end; safe without re-validation because no check involves the UNTIL value.
     private init(copying rule: RecurrenceRule, end: End) {
         frequency = rule.frequency

@@ -106,6 +106,82 @@ package struct FieldReader {
         }
     }
 
+    /// A finite number within `range`.
+    package mutating func number(_ key: String, in range: ClosedRange<Double>) -> Change<Double> {
+        switch fields[key] {
+        case nil: return .keep
+        case .null: return refusesNull(key, required: false) ? .keep : .clear
+        case .number(let number) where range.contains(number):
+            return .set(number)
+        default:
+            problems[key] = "must be a number from \(range.lowerBound) to \(range.upperBound)"
+            return .keep
+        }
+    }
+
+    package mutating func boolean(_ key: String) -> Bool? {
+        switch fields[key] {
+        case nil: return nil
+        case .bool(let value): return value
+        default:
+            problems[key] = "must be true or false"
+            return nil
+        }
+    }
+
+    /// One of an enumeration's raw values.
+    package mutating func choice<Value: RawRepresentable & CaseIterable>(_ key: String, as type: Value.Type)
+        -> Change<Value> where Value.RawValue == String
+    {
+        switch fields[key] {
+        case nil: return .keep
+        case .null: return refusesNull(key, required: false) ? .keep : .clear
+        case .string(let text) where Value(rawValue: text) != nil:
+            return .set(Value(rawValue: text)!)
+        default:
+            problems[key] = "must be one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))"
+            return .keep
+        }
+    }
+
+    /// An RFC 3339 date-time with an offset (`2026-05-01T18:00:00+02:00`).
+    package mutating func instant(_ key: String, required: Bool = false) -> Change<Date> {
+        switch fields[key] {
+        case nil:
+            if required { problems[key] = "is required" }
+            return .keep
+        case .null: return refusesNull(key, required: required) ? .keep : .clear
+        case .string(let text):
+            if let date = JSONCoding.parseTimestamp(text) { return .set(date) }
+            problems[key] = "must be an ISO 8601 date-time with an offset"
+            return .keep
+        default:
+            problems[key] = "must be an ISO 8601 date-time with an offset"
+            return .keep
+        }
+    }
+
+    /// A list of RFC 3339 date-times, at most `maxCount` of them.
+    package mutating func instants(_ key: String, maxCount: Int) -> [Date]? {
+        switch fields[key] {
+        case nil: return nil
+        case .null: return refusesNull(key, required: false) ? nil : []
+        case .array(let items) where items.count <= maxCount:
+            var dates: [Date] = []
+            for item in items {
+                guard case .string(let text) = item, let date = JSONCoding.parseTimestamp(text) else {
+                    problems[key] = "must be a list of ISO 8601 date-times with offsets"
+                    return nil
+                }
+                dates.append(date)
+            }
+            return dates
+        default:
+            problems[key] = "must be a list of at most \(maxCount) ISO 8601 date-times"
+            return nil
+        }
+    }
+
     package mutating func object(_ key: String) -> [String: JSONValue]? {
         switch fields[key] {
         case nil: return nil

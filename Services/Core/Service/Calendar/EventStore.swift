@@ -1,0 +1,205 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// Reading the calendar: a window of instances, one event or instance, and the answers to
+/// them. Everything runs as the caller, under row-level security.
+struct EventStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// The longest window a read may ask for.
+    static let longestWindow: TimeInterval = 400 * 86_400
+
+    /// Every instance overlapping `window`, with the caller's answers and each one's counts.
+    func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> [CalendarEvent] {
+        try await database.transaction(userId: viewer) { connection in
+            let reach = window.lowerBound.addingTimeInterval(-EventInput.longest)
+            var rows: [EventRecord] = []
+            for try await row in try await connection.query(
+                """
+                SELECT \(unescaped: EventRecord.columns) FROM events e
+                WHERE e.community_id = \(community) AND e.deleted_at IS NULL AND e.starts_at < \(window.upperBound)
+                  AND CASE
+                      WHEN e.recurrence_parent_id IS NOT NULL THEN e.starts_at >= \(reach)
+                          OR (e.recurrence_id >= \(reach) AND e.recurrence_id < \(window.upperBound))
+                      WHEN e.recurrence_rule IS NOT NULL THEN e.recurrence_end IS NULL OR e.recurrence_end >= \(reach)
+                      ELSE e.starts_at >= \(reach)
+                  END
+                """, logger: logger)
+            {
+                rows.append(try EventRecord(row))
+            }
+            let answers = try await Self.answers(
+                to: rows.filter { !$0.isOverride }.map(\.id), from: reach, before: window.upperBound, viewer: viewer,
+                on: connection, logger: logger)
+            return try EventWindow(window: window, answers: answers, limit: EventWindow.tooBusy).instances(of: rows)
+        }
+    }
+
+    /// An event as stored, or with `recurrenceId` one instance of a series (with the caller's
+    /// answers and the counts).
+    func event(_ id: UUID, recurrenceId: Date?, in community: UUID, viewer: UUID) async throws -> CalendarEvent {
+        try await database.transaction(userId: viewer) { connection in
+            let stored = try await Self.load(id, in: community, on: connection, logger: logger)
+            let (series, instance) = try await Self.instance(
+                of: stored, recurrenceId: recurrenceId, on: connection, logger: logger)
+            guard let series, let instance, let start = instance.recurrenceId ?? recurrenceId else {
+                let key = InstanceKey(eventId: stored.id, recurrenceId: nil)
+                let answers = try await Self.answers(
+                    to: [stored.id], from: nil, before: nil, viewer: viewer, on: connection, logger: logger)
+                return EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1)
+                    .decorated(stored.event, key)
+            }
+            let key = InstanceKey(eventId: series.id, recurrenceId: start)
+            let answers = try await Self.answers(
+                to: [series.id], from: start, before: start.addingTimeInterval(1), viewer: viewer, on: connection,
+                logger: logger)
+            var event = instance.instance(at: start, of: series)
+            if series.exceptionDates.contains(start) { event.cancelled = true }
+            return EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1)
+                .decorated(event, key)
+        }
+    }
+
+    // MARK: - Shared with the writers
+
+    /// The event `id` of the community (not deleted), locked for a write when `forUpdate`.
+    static func load(
+        _ id: UUID, in community: UUID, forUpdate: Bool = false, on connection: PostgresConnection, logger: Logger
+    ) async throws -> EventRecord {
+        for try await row in try await connection.query(
+            """
+            SELECT \(unescaped: EventRecord.columns) FROM events e
+            WHERE e.id = \(id) AND e.community_id = \(community) AND e.deleted_at IS NULL
+            \(unescaped: forUpdate ? "FOR UPDATE" : "")
+            """, logger: logger)
+        {
+            return try EventRecord(row)
+        }
+        throw CalendarErrors.eventNotFound
+    }
+
+    /// The live overrides of a series, by their instance's original start.
+    static func overrides(
+        of series: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [EventRecord] {
+        var rows: [EventRecord] = []
+        for try await row in try await connection.query(
+            """
+            SELECT \(unescaped: EventRecord.columns) FROM events e
+            WHERE e.recurrence_parent_id = \(series) AND e.deleted_at IS NULL ORDER BY e.recurrence_id
+            """, logger: logger)
+        {
+            rows.append(try EventRecord(row))
+        }
+        return rows
+    }
+
+    /// Resolves what a request names: `stored` itself (nil, nil) for a single event or a
+    /// whole series; for a series with `recurrenceId`, the series and the instance's record
+    /// (its override, or the instance as generated); for an override, its series and itself.
+    /// A `recurrenceId` that is not an instance is `404 INSTANCE_NOT_FOUND`.
+    static func instance(
+        of stored: EventRecord, recurrenceId: Date?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> (series: EventRecord?, instance: EventRecord?) {
+        if stored.isOverride, let parent = stored.parentId, let start = stored.recurrenceId {
+            guard recurrenceId == nil || recurrenceId == start else { throw CalendarErrors.instanceNotFound }
+            return (try await load(parent, in: stored.communityId, on: connection, logger: logger), stored)
+        }
+        guard let recurrenceId else { return (nil, nil) }
+        guard stored.isSeries, stored.generates(recurrenceId) else { throw CalendarErrors.instanceNotFound }
+        for try await row in try await connection.query(
+            """
+            SELECT \(unescaped: EventRecord.columns) FROM events e
+            WHERE e.recurrence_parent_id = \(stored.id) AND e.recurrence_id = \(recurrenceId) AND e.deleted_at IS NULL
+            """, logger: logger)
+        {
+            return (stored, try EventRecord(row))
+        }
+        return (stored, stored.generated(at: recurrenceId))
+    }
+
+    /// The answers to the instances of `events` (instances starting in [from, before) for a
+    /// series): each instance's counts, with its capacity's waitlist worked out in answer
+    /// order, and the viewer's own answers and their dependants'.
+    static func answers(
+        to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [InstanceKey: InstanceAnswers] {
+        guard !events.isEmpty else { return [:] }
+        let none = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var answers: [InstanceKey: InstanceAnswers] = [:]
+        let rows = try await connection.query(
+            """
+            WITH placed AS (
+                SELECT r.event_id, r.recurrence_id, r.user_id, r.family_member_id, r.status, r.plus_ones, r.note,
+                       r.responded_at,
+                       r.status = 'yes' AND sum(CASE WHEN r.status = 'yes' THEN 1 + r.plus_ones ELSE 0 END)
+                           OVER (PARTITION BY r.event_id, r.recurrence_id ORDER BY r.queued_at, r.id)
+                           > coalesce(event_instance_capacity(r.event_id, r.recurrence_id), 2147483647) AS waitlisted
+                FROM rsvps r
+                WHERE r.event_id = ANY(\(events))
+                  AND (r.recurrence_id IS NULL
+                       OR (r.recurrence_id >= \(from ?? .distantPast) AND r.recurrence_id < \(before ?? .distantFuture)))
+            )
+            SELECT event_id, recurrence_id,
+                   count(*) FILTER (WHERE status = 'yes' AND NOT waitlisted)::int,
+                   coalesce(sum(1 + plus_ones) FILTER (WHERE status = 'yes' AND NOT waitlisted), 0)::int,
+                   count(*) FILTER (WHERE status = 'maybe')::int,
+                   count(*) FILTER (WHERE status = 'no')::int,
+                   count(*) FILTER (WHERE waitlisted)::int,
+                   coalesce(array_agg(coalesce(family_member_id, \(none))) FILTER (WHERE user_id = \(viewer)), '{}'),
+                   coalesce(array_agg(status::text) FILTER (WHERE user_id = \(viewer)), '{}'),
+                   coalesce(array_agg(plus_ones) FILTER (WHERE user_id = \(viewer)), '{}'),
+                   coalesce(array_agg(coalesce(note, '')) FILTER (WHERE user_id = \(viewer)), '{}'),
+                   coalesce(array_agg(responded_at) FILTER (WHERE user_id = \(viewer)), '{}'),
+                   coalesce(array_agg(waitlisted) FILTER (WHERE user_id = \(viewer)), '{}')
+            FROM placed GROUP BY event_id, recurrence_id
+            """, logger: logger)
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            let key = InstanceKey(
+                eventId: try cells[0].decode(UUID.self), recurrenceId: try cells[1].decode(Date?.self))
+            let counts = AttendanceCounts(
+                going: try cells[2].decode(Int.self), seats: try cells[3].decode(Int.self),
+                maybe: try cells[4].decode(Int.self), declined: try cells[5].decode(Int.self),
+                waitlisted: try cells[6].decode(Int.self), capacity: nil)
+            let people = try cells[7].decode([UUID].self)
+            let statuses = try cells[8].decode([String].self)
+            let plusOnes = try cells[9].decode([Int].self)
+            let notes = try cells[10].decode([String].self)
+            let times = try cells[11].decode([Date].self)
+            let waitlisted = try cells[12].decode([Bool].self)
+            var mine: [EventRSVP] = []
+            for index in people.indices {
+                mine.append(
+                    EventRSVP(
+                        familyMemberId: people[index] == none ? nil : people[index],
+                        status: RSVPStatus(rawValue: statuses[index]) ?? .no, plusOnes: plusOnes[index],
+                        note: notes[index].isEmpty ? nil : notes[index], waitlisted: waitlisted[index],
+                        respondedAt: times[index]))
+            }
+            answers[key] = InstanceAnswers(counts: counts, mine: mine)
+        }
+        return answers
+    }
+}
+
+/// The calendar's errors, one code each.
+enum CalendarErrors {
+    static let eventNotFound = APIError.notFound("EVENT_NOT_FOUND", "No such event in this community")
+    static let instanceNotFound = APIError.notFound(
+        "INSTANCE_NOT_FOUND", "The series has no instance starting at that recurrenceId")
+    static let cancelled = APIError(.conflict, code: "EVENT_CANCELLED", message: "The event was cancelled")
+    static let rsvpClosed = APIError(
+        .conflict, code: "RSVP_CLOSED", message: "Answers for this event closed at its RSVP deadline")
+
+    static func windowTooBusy(_ limit: Int) -> APIError {
+        APIError(
+            .unprocessableContent, code: "WINDOW_TOO_BUSY",
+            message: "The window holds more than \(limit) instances; ask for a shorter one")
+    }
+}

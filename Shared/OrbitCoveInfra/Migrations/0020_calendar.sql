@@ -1,0 +1,113 @@
+-- The calendar: recurring series with exceptions and overrides, cancellations, capacities
+-- with waitlists, RSVPs per instance for members and their dependants, and ICS feed tokens.
+
+-- events ------------------------------------------------------------------------------------
+-- A series is a row with a recurrence_rule; an override is a full copy of one instance, keyed
+-- by its parent and the instance's original start (recurrence_id), which remembers which of
+-- its fields were edited on it (overridden_fields) so a change to the whole series keeps them.
+ALTER TABLE events ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE events ADD COLUMN exception_dates TIMESTAMP WITH TIME ZONE[] NOT NULL DEFAULT '{}';
+ALTER TABLE events ADD COLUMN capacity INTEGER CHECK (capacity BETWEEN 1 AND 100000);
+ALTER TABLE events ADD COLUMN recurrence_id TIMESTAMP WITH TIME ZONE;
+-- The last instance's start (NULL: the series does not end), so a window read skips ended series.
+ALTER TABLE events ADD COLUMN recurrence_end TIMESTAMP WITH TIME ZONE;
+ALTER TABLE events ADD COLUMN overridden_fields TEXT[] NOT NULL DEFAULT '{}';
+ALTER TABLE events ADD COLUMN sequence INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN cancelled_at TIMESTAMP WITH TIME ZONE;
+ALTER TABLE events ADD CONSTRAINT events_override_keyed
+    CHECK ((recurrence_parent_id IS NULL) = (recurrence_id IS NULL));
+ALTER TABLE events ADD CONSTRAINT events_ends_after_start CHECK (ends_at IS NULL OR ends_at >= starts_at);
+CREATE UNIQUE INDEX idx_events_override ON events(recurrence_parent_id, recurrence_id) WHERE deleted_at IS NULL;
+CREATE INDEX idx_events_series ON events(community_id, starts_at)
+    WHERE deleted_at IS NULL AND recurrence_rule IS NOT NULL;
+-- A calendar feed's version reads the newest change per community without reading the events.
+CREATE INDEX idx_events_community_updated ON events(community_id, updated_at);
+
+-- Every change is a new version: calendar apps see SEQUENCE rise and LAST-MODIFIED move.
+CREATE FUNCTION events_new_version() RETURNS TRIGGER LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW IS DISTINCT FROM OLD THEN
+        NEW.sequence := OLD.sequence + 1;
+        NEW.updated_at := NOW();
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER events_version BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION events_new_version();
+
+-- The creator of a series also edits its overrides, whoever made them.
+DROP POLICY events_change ON events;
+CREATE POLICY events_change ON events FOR UPDATE
+    USING (app_is_system() OR community_id IN (SELECT app_admin_communities())
+           OR (community_id IN (SELECT app_member_communities())
+               AND (created_by = app_current_user_id()
+                    OR recurrence_parent_id IN (SELECT id FROM events WHERE created_by = app_current_user_id()))))
+    WITH CHECK (app_is_system() OR community_id IN (SELECT app_member_communities()));
+
+-- rsvps -------------------------------------------------------------------------------------
+-- One answer per person (a member, or one of their dependants) per instance. queued_at is the
+-- answer's place in line for a full event: it moves only when the answer becomes yes or asks
+-- for more seats.
+ALTER TABLE rsvps ADD COLUMN recurrence_id TIMESTAMP WITH TIME ZONE;
+ALTER TABLE rsvps ADD COLUMN queued_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT NOW();
+ALTER TABLE rsvps ADD CONSTRAINT rsvps_plus_ones_range CHECK (plus_ones BETWEEN 0 AND 20);
+ALTER TABLE rsvps DROP CONSTRAINT rsvps_event_id_user_id_family_member_id_key;
+CREATE UNIQUE INDEX idx_rsvps_person ON rsvps(event_id, recurrence_id, user_id, family_member_id) NULLS NOT DISTINCT;
+CREATE INDEX idx_rsvps_user ON rsvps(user_id, event_id);
+
+-- An instance's capacity: its override's, or its series' (for a single event, its own).
+CREATE FUNCTION event_instance_capacity(series UUID, instance TIMESTAMP WITH TIME ZONE) RETURNS INTEGER
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN o.id IS NOT NULL THEN o.capacity ELSE e.capacity END
+    FROM events e
+    LEFT JOIN events o ON o.recurrence_parent_id = e.id AND o.recurrence_id = instance AND o.deleted_at IS NULL
+    WHERE e.id = series
+$$;
+
+-- Fellow members see the names of dependants who answered one of their community's events.
+CREATE POLICY family_members_answered ON family_members FOR SELECT
+    USING (id IN (SELECT family_member_id FROM rsvps WHERE family_member_id IS NOT NULL));
+
+-- Moves the answers to instances from `at` on from one series to another (splitting a series)
+-- and shifts their instance keys by a wall-clock `shift` in `zone` (a series moved in time).
+-- The answers are other people's rows, so this runs as the owner, for a caller who may edit
+-- both series.
+CREATE FUNCTION calendar_move_answers(
+    source UUID, target UUID, at TIMESTAMP WITH TIME ZONE, shift INTERVAL, zone TEXT
+) RETURNS INTEGER LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+DECLARE
+    moved INTEGER;
+BEGIN
+    IF NOT app_is_system() AND (
+        SELECT count(*) FROM events e
+        WHERE e.id IN (source, target)
+          AND (e.community_id IN (SELECT app_admin_communities())
+               OR (e.created_by = app_current_user_id() AND e.community_id IN (SELECT app_member_communities())))
+    ) <> (CASE WHEN source = target THEN 1 ELSE 2 END)
+    OR (SELECT count(DISTINCT community_id) FROM events WHERE id IN (source, target)) <> 1 THEN
+        RAISE EXCEPTION 'not allowed to move answers between these events' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    UPDATE rsvps
+    SET event_id = target,
+        recurrence_id = ((recurrence_id AT TIME ZONE zone) + shift) AT TIME ZONE zone
+    WHERE event_id = source AND recurrence_id >= at;
+    GET DIAGNOSTICS moved = ROW_COUNT;
+    RETURN moved;
+END $$;
+
+-- calendar feeds ----------------------------------------------------------------------------
+-- A secret URL a calendar app polls: the user's events in one community, or in all of them.
+-- Only the token's SHA-256 is kept.
+CREATE TABLE calendar_feeds (
+    id UUID PRIMARY KEY DEFAULT uuid_generate_v4(),
+    user_id UUID NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    community_id UUID REFERENCES communities(id) ON DELETE CASCADE,
+    token_hash CHAR(64) NOT NULL UNIQUE,
+    created_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT NOW(),
+    last_used_at TIMESTAMP WITH TIME ZONE,
+    revoked_at TIMESTAMP WITH TIME ZONE
+);
+CREATE INDEX idx_calendar_feeds_user ON calendar_feeds(user_id, created_at);
+ALTER TABLE calendar_feeds ENABLE ROW LEVEL SECURITY;
+CREATE POLICY calendar_feeds_owner ON calendar_feeds FOR ALL
+    USING (app_is_system() OR user_id = app_current_user_id())
+    WITH CHECK (app_is_system() OR user_id = app_current_user_id());
