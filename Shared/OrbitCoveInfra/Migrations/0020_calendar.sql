@@ -34,13 +34,18 @@ BEGIN
 END $$;
 CREATE TRIGGER events_version BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION events_new_version();
 
--- The creator of a series also edits its overrides, whoever made them.
+-- The creator of a series also edits its overrides, whoever made them. (The caller's series
+-- are read past row-level security: a policy on events cannot query events itself.)
+CREATE FUNCTION app_own_series() RETURNS SETOF UUID
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
+    SELECT id FROM events WHERE created_by = app_current_user_id() AND recurrence_rule IS NOT NULL
+$$;
 DROP POLICY events_change ON events;
 CREATE POLICY events_change ON events FOR UPDATE
     USING (app_is_system() OR community_id IN (SELECT app_admin_communities())
            OR (community_id IN (SELECT app_member_communities())
                AND (created_by = app_current_user_id()
-                    OR recurrence_parent_id IN (SELECT id FROM events WHERE created_by = app_current_user_id()))))
+                    OR recurrence_parent_id IN (SELECT app_own_series()))))
     WITH CHECK (app_is_system() OR community_id IN (SELECT app_member_communities()));
 
 -- rsvps -------------------------------------------------------------------------------------
