@@ -68,9 +68,16 @@ LANGUAGE sql STABLE AS $$
     WHERE e.id = series
 $$;
 
--- Fellow members see the names of dependants who answered one of their community's events.
-CREATE POLICY family_members_answered ON family_members FOR SELECT
-    USING (id IN (SELECT family_member_id FROM rsvps WHERE family_member_id IS NOT NULL));
+-- A dependant's name, for fellow members of a community whose event the dependant answered
+-- (attendance lists them); nobody else's. Read past row-level security, which keeps
+-- family_members to their owner.
+CREATE FUNCTION app_dependant_name(dependant UUID) RETURNS TEXT
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
+    SELECT f.name FROM family_members f
+    WHERE f.id = dependant AND EXISTS (
+        SELECT 1 FROM rsvps r JOIN events e ON e.id = r.event_id
+        WHERE r.family_member_id = dependant AND e.community_id IN (SELECT app_member_communities()))
+$$;
 
 -- Moves the answers to instances from `at` on from one series to another (splitting a series)
 -- and shifts their instance keys by a wall-clock `shift` in `zone` (a series moved in time).

@@ -91,20 +91,27 @@ struct EventEditor: Sendable {
         _ id: UUID, recurrenceId: Date?, scope: EditScope?, action: ContentAction, granted: CommunityGate.Granted,
         on connection: PostgresConnection
     ) async throws -> (series: EventRecord, recurrenceId: Date?, scope: EditScope) {
-        let stored = try await EventStore.load(id, in: granted.communityId, forUpdate: true, on: connection, logger: logger)
+        let stored = try await EventStore.load(id, in: granted.communityId, on: connection, logger: logger)
         let (series, instance) = try await EventStore.instance(
             of: stored, recurrenceId: recurrenceId, on: connection, logger: logger)
         let owner = series ?? stored
         try granted.require(action, on: owner.owned)
-        if let series, let instance {
+        // Locked only now: FOR UPDATE reads through the write policy, so a member who may not
+        // write the event would otherwise be told it does not exist. A lock the policy refuses
+        // after the gate allowed it means the actor was demoted meanwhile.
+        let locked: EventRecord
+        do {
+            locked = try await EventStore.load(
+                owner.id, in: granted.communityId, forUpdate: true, on: connection, logger: logger)
+        } catch let error as APIError where error.code == CalendarErrors.eventNotFound.code {
+            throw APIError.forbidden
+        }
+        if series != nil, let instance {
             let start = instance.recurrenceId ?? recurrenceId!
             if stored.isOverride, let scope, scope != .this {
                 throw APIError.validation(["scope": "an override is one instance: use its series' id for \(scope)"])
             }
-            if series.exceptionDates.contains(start) { throw CalendarErrors.instanceNotFound }
-            // The series itself may be locked already (an override named it): lock it anyway.
-            let locked = try await EventStore.load(
-                series.id, in: granted.communityId, forUpdate: true, on: connection, logger: logger)
+            if locked.exceptionDates.contains(start) { throw CalendarErrors.instanceNotFound }
             if scope == .all { return (locked, nil, .all) }
             return (locked, start, scope ?? .this)
         }
@@ -114,7 +121,7 @@ struct EventEditor: Sendable {
                     ? "is required for scope \(scope.rawValue)" : "a single event has no instances: leave scope out"
             ])
         }
-        return (stored, nil, .all)
+        return (locked, nil, .all)
     }
 
     static func zoneName(_ name: String) -> String {

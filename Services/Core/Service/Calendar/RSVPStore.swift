@@ -156,13 +156,13 @@ struct RSVPStore: Sendable {
         var placed: [Placed] = []
         let rows = try await connection.query(
             """
-            SELECT r.id, r.user_id, coalesce(u.display_name, 'Former member'), r.family_member_id, f.name,
+            SELECT r.id, r.user_id, coalesce(u.display_name, 'Former member'), r.family_member_id,
+                   app_dependant_name(r.family_member_id),
                    r.status::text, r.plus_ones, r.note, r.responded_at,
                    r.status = 'yes' AND sum(CASE WHEN r.status = 'yes' THEN 1 + r.plus_ones ELSE 0 END)
                        OVER (ORDER BY r.queued_at, r.id) > coalesce(\(capacity), 2147483647)
             FROM rsvps r
             LEFT JOIN users u ON u.id = r.user_id
-            LEFT JOIN family_members f ON f.id = r.family_member_id
             WHERE r.event_id = \(key.eventId) AND r.recurrence_id IS NOT DISTINCT FROM \(key.recurrenceId)
             ORDER BY r.queued_at, r.id
             """, logger: logger)

@@ -1,0 +1,243 @@
+import CoreService
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+/// Answers for members and their dependants, capacities with waitlists, deadlines,
+/// cancellations, permissions, and what the calendar tells the other services.
+@Suite struct CalendarRSVPTests {
+    /// Capacity 3 seats: Ada (with a guest) and Ben fill it, Cy and Ben's daughter wait in
+    /// answer order; when Ada drops out both are promoted in that order (and told through the
+    /// outbox). Asking for more seats goes to the back of the line. Each person answers once
+    /// per instance.
+    @Test func yesesPastTheCapacityWaitAndTheFirstInLineIsPromoted() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let (ada, ben, cy) = (try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Cy"))
+            let club = try await api.community(by: coach)
+            for person in [ada, ben, cy] { try await api.join(person, club, invitedBy: coach) }
+            let daughter = try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"Bea"}"#)
+                .data(FamilyMember.self)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-01T15:00:00Z","capacity":3}"#)
+            let rsvp = "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp"
+
+            let adaYes = try await api.call(.post, rsvp, as: ada, json: #"{"status":"yes","plusOnes":1}"#)
+            let adaAnswer = try adaYes.data(EventRSVP.self)
+            #expect(adaYes.status == .ok && !adaAnswer.waitlisted)
+            let benYes = try await api.call(.post, rsvp, as: ben, json: #"{"status":"yes","note":"Bringing cones"}"#)
+            let benAnswer = try benYes.data(EventRSVP.self)
+            #expect(!benAnswer.waitlisted)
+            let cyYes = try await api.call(.post, rsvp, as: cy, json: #"{"status":"yes"}"#)
+            #expect(try cyYes.data(EventRSVP.self).waitlisted)
+            let beaYes = try await api.call(
+                .post, rsvp, as: ben, json: #"{"status":"yes","familyMemberId":"\#(daughter.id)"}"#)
+            #expect(try beaYes.data(EventRSVP.self).waitlisted)
+            // Someone else's dependant is not yours to answer for.
+            let stranger = try await api.call(
+                .post, rsvp, as: cy, json: #"{"status":"yes","familyMemberId":"\#(daughter.id)"}"#)
+            #expect(stranger.status == .notFound && stranger.errorCode == "FAMILY_MEMBER_NOT_FOUND")
+
+            var attendance = try await api.call(
+                .get, "/api/v1/communities/\(club.id)/events/\(event.id)/attendance", as: coach
+            ).data(EventAttendance.self)
+            #expect(attendance.counts.going == 2 && attendance.counts.seats == 3 && attendance.counts.waitlisted == 2)
+            #expect(attendance.responses.map(\.displayName) == ["Ada", "Ben", "Cy", "Ben"])
+            #expect(attendance.responses[3].familyMemberName == "Bea" && attendance.responses[1].note == "Bringing cones")
+
+            // Answering again changes the answer, it does not add one.
+            #expect(try await api.call(.post, rsvp, as: ada, json: #"{"status":"no"}"#).status == .ok)
+            attendance = try await api.call(
+                .get, "/api/v1/communities/\(club.id)/events/\(event.id)/attendance", as: coach
+            ).data(EventAttendance.self)
+            #expect(attendance.responses.count == 4 && attendance.counts.declined == 1)
+            #expect(attendance.counts.going == 3 && attendance.counts.waitlisted == 0)
+            #expect(attendance.responses.prefix(3).map(\.displayName) == ["Ben", "Cy", "Ben"])
+
+            try await withTestDatabase { database in
+                let promoted = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
+                      AND data -> 'event' ->> 'eventId' = \(event.id.lowercasedString)
+                      AND (data ->> 'userId' = \(cy.id.lowercasedString)
+                           OR data ->> 'familyMemberId' = \(daughter.id.lowercasedString))
+                    """, in: database)
+                #expect(promoted == 2)
+            }
+
+            // Cy now wants a seat for a friend too: that is a new place in line, behind Bea.
+            let more = try await api.call(.post, rsvp, as: cy, json: #"{"status":"yes","plusOnes":1}"#)
+            let moreAnswer = try more.data(EventRSVP.self)
+            #expect(moreAnswer.waitlisted)
+            // The window read carries each caller's own answers and the counts.
+            let seen = try await api.window(club, "2031-05-01T00:00:00Z", "2031-05-02T00:00:00Z", as: ben)
+            #expect(seen.count == 1 && seen[0].rsvp?.status == .yes && seen[0].dependantRsvps.count == 1)
+            #expect(seen[0].dependantRsvps.first?.waitlisted == false)
+            #expect(seen[0].attendance?.capacity == 3 && seen[0].attendance?.going == 2)
+            #expect(seen[0].attendance?.seats == 2 && seen[0].attendance?.waitlisted == 1)
+        }
+    }
+
+    /// Each instance of a series is answered on its own; the deadline keeps its distance from
+    /// every instance's start, and after it answers are closed with 409 RSVP_CLOSED.
+    @Test func instancesAreAnsweredApartAndDeadlinesClose() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let day: TimeInterval = 86_400
+            let first = Date(timeIntervalSinceNow: 2 * day).rounded
+            // Answers close a day and a half before each instance: the first instance is closed
+            // in 12 hours, the second in a week and 12 hours.
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"\#(utc(first))","rsvpDeadline":"\#(utc(first.addingTimeInterval(-1.5 * day)))","recurrenceRule":"FREQ=WEEKLY;COUNT=3"}"#
+            )
+            let rsvp = "/api/v1/communities/\(club.id)/events/\(series.id)/rsvp"
+            let missing = try await api.call(.post, rsvp, as: ada, json: #"{"status":"yes"}"#)
+            #expect(missing.status == .badRequest && missing.fieldErrors["recurrenceId"] != nil)
+            let notAnInstance = try await api.call(
+                .post, rsvp, as: ada,
+                json: #"{"status":"yes","recurrenceId":"\#(utc(first.addingTimeInterval(3600)))"}"#)
+            #expect(notAnInstance.status == .notFound && notAnInstance.errorCode == "INSTANCE_NOT_FOUND")
+            for week in 0..<2 {
+                let instance = utc(first.addingTimeInterval(Double(week) * 7 * day))
+                let reply = try await api.call(
+                    .post, rsvp, as: ada, json: #"{"status":"yes","recurrenceId":"\#(instance)"}"#)
+                #expect(reply.status == .ok)
+            }
+            let instances = try await api.window(
+                club, utc(first.addingTimeInterval(-day)), utc(first.addingTimeInterval(20 * day)), as: ada)
+            #expect(instances.map { $0.rsvp?.status } == [.yes, .yes, nil])
+
+            let closed = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Trip","startsAt":"\#(utc(first))","rsvpDeadline":"\#(utc(Date(timeIntervalSinceNow: -60)))"}"#)
+            let late = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/events/\(closed.id)/rsvp", as: ada, json: #"{"status":"yes"}"#)
+            #expect(late.status == .conflict && late.errorCode == "RSVP_CLOSED")
+        }
+    }
+
+    /// Deleting an event someone said they would come to cancels it: they still see it,
+    /// cancelled (and hear of it); others do not. One nobody answered is simply gone.
+    @Test func cancelledEventsStayVisibleToThoseWhoAnswered() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: coach)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+            let party = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Party","startsAt":"2031-06-01T18:00:00Z"}"#)
+            let quiet = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Quiet","startsAt":"2031-06-01T12:00:00Z"}"#)
+            let events = "/api/v1/communities/\(club.id)/events"
+            #expect(
+                try await api.call(.post, "\(events)/\(party.id)/rsvp", as: ada, json: #"{"status":"maybe"}"#).status
+                    == .ok)
+            #expect(try await api.call(.delete, "\(events)/\(party.id)", as: coach).status == .noContent)
+            #expect(try await api.call(.delete, "\(events)/\(quiet.id)", as: coach).status == .noContent)
+
+            let (from, to) = ("2031-06-01T00:00:00Z", "2031-06-02T00:00:00Z")
+            let adaSees = try await api.window(club, from, to, as: ada)
+            #expect(adaSees.map(\.title) == ["Party"] && adaSees[0].cancelled)
+            #expect(try await api.window(club, from, to, as: ben).isEmpty)
+            #expect(try await api.call(.get, "\(events)/\(quiet.id)", as: coach).status == .notFound)
+            let again = try await api.call(.post, "\(events)/\(party.id)/rsvp", as: ada, json: #"{"status":"yes"}"#)
+            #expect(again.status == .conflict && again.errorCode == "EVENT_CANCELLED")
+            try await withTestDatabase { database in
+                let told = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.updated'
+                      AND data -> 'event' ->> 'eventId' = \(party.id.lowercasedString)
+                      AND data -> 'changes' ? 'cancelled' AND data -> 'answeredUserIds' ? \(ada.id.lowercasedString)
+                    """, in: database)
+                #expect(told == 1)
+            }
+        }
+    }
+
+    /// The seed's matrix: members create events while the community allows it, edit their
+    /// own, not others'; admins edit any; outsiders see nothing.
+    @Test func theMatrixDecidesWhoWritesEvents() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let (ada, ben, eve) = (try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve"))
+            let club = try await api.community(by: coach)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+            let events = "/api/v1/communities/\(club.id)/events"
+            let adas = try await api.createEvent(in: club, by: ada, #"{"title":"Carpool","startsAt":"2031-01-01T08:00:00Z"}"#)
+            let rename = #"{"title":"Renamed"}"#
+            #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: ben, json: rename).status == .forbidden)
+            #expect(try await api.call(.delete, "\(events)/\(adas.id)", as: ben).status == .forbidden)
+            #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: ada, json: rename).status == .ok)
+            #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: coach, json: #"{"title":"Mine now"}"#).status == .ok)
+            #expect(try await api.call(.get, "\(events)/\(adas.id)", as: eve).status == .notFound)
+            #expect(
+                try await api.call(.get, "\(events)?from=2031-01-01T00:00:00Z&to=2031-01-02T00:00:00Z", as: eve).status
+                    == .notFound)
+            _ = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)", as: coach, json: #"{"settings":{"allowMemberEvents":false}}"#)
+            let refused = try await api.call(
+                .post, events, as: ada, json: #"{"title":"Nope","startsAt":"2031-01-01T08:00:00Z"}"#)
+            #expect(refused.status == .forbidden)
+            // A PATCH that touched nothing changes nothing (and says nothing).
+            let sequence = try await api.call(.get, "\(events)/\(adas.id)", as: coach).data(CalendarEvent.self).sequence
+            #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: coach, json: #"{"title":"Mine now"}"#).status == .ok)
+            #expect(try await api.call(.get, "\(events)/\(adas.id)", as: coach).data(CalendarEvent.self).sequence == sequence)
+        }
+    }
+
+    /// `event.created` and `event.updated` carry what the notifications and reminders services
+    /// need; events (series and overrides) are in sync.
+    @Test func messagesAndSyncCarryEvents() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            try await api.join(ada, club, invitedBy: coach)
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-03-04T18:00:00+01:00","recurrenceRule":"FREQ=WEEKLY;COUNT=4","capacity":12}"#
+            )
+            let second = series.startsAt.addingTimeInterval(7 * 86_400)
+            let path = "/api/v1/communities/\(club.id)/events/\(series.id)"
+            _ = try await api.call(
+                .post, "\(path)/rsvp", as: ada, json: #"{"status":"yes","recurrenceId":"\#(utc(second))"}"#)
+            let moved = try await api.call(
+                .patch, "\(path)?recurrenceId=\(utc(second))", as: coach,
+                json: #"{"locationName":"Gym","startsAt":"2031-03-11T17:00:00+01:00"}"#)
+            #expect(moved.status == .ok)
+            try await withTestDatabase { database in
+                let created = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.created'
+                      AND data -> 'event' ->> 'eventId' = \(series.id.lowercasedString)
+                      AND data -> 'event' ->> 'recurrenceRule' = 'FREQ=WEEKLY;COUNT=4'
+                      AND data -> 'event' ->> 'timeZone' = 'Europe/Berlin' AND (data ->> 'rsvpRequested')::boolean
+                    """, in: database)
+                let updated = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.updated'
+                      AND data -> 'event' ->> 'eventId' = \(series.id.lowercasedString)
+                      AND data ->> 'scope' = 'this' AND data -> 'changes' ?& array['place', 'time']
+                      AND data -> 'event' ->> 'recurrenceId' IS NOT NULL
+                      AND data -> 'answeredUserIds' ? \(ada.id.lowercasedString)
+                    """, in: database)
+                #expect(created == 1 && updated == 1)
+            }
+            let sync = try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: ada)
+            let events = try #require((sync.json?["data"] as? [String: Any])?["events"] as? [String: Any])
+            let rows = try #require(events["created"] as? [[String: Any]])
+            #expect(rows.count == 2)
+            #expect(rows.contains { $0["recurrenceParentId"] as? String == series.id.lowercasedString })
+        }
+    }
+}
+
+extension Date {
+    /// To the whole second (instances start on whole seconds).
+    var rounded: Date { Date(timeIntervalSince1970: timeIntervalSince1970.rounded(.down)) }
+}
