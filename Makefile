@@ -43,6 +43,8 @@ build: ## swift build
 
 test: ## Run the tests against the local servers (starts them if needed)
 	$(STACK) servers
+	@# The calendar feed test reads feeds with icalendar and recurring-ical-events.
+	$(STACK) install-calendar-tools
 	@$(MAKE) --no-print-directory openapi-check
 	@$(MAKE) --no-print-directory deploy-check
 	swift build --build-tests
