@@ -55,7 +55,9 @@ struct EventInput {
         if case .null = reader.fields["startsAt"] { reader.problems["startsAt"] = "must not be null" }
         switch reader.fields["endsAt"] {
         case nil: endsAt = .keep
-        case .null where !creating: endsAt = .clear
+        case .null:
+            endsAt = .keep
+            if creating { reader.problems["endsAt"] = "must not be null" } else { endsAt = .clear }
         default: endsAt = Self.time("endsAt", &reader).map { .set($0) } ?? .keep
         }
         allDay = reader.boolean("allDay")
@@ -65,6 +67,7 @@ struct EventInput {
         locationAddress = reader.text("locationAddress", maxLength: 1_000)
         category = reader.choice("category", as: EventCategory.self)
         attachments = Self.attachments(&reader)
+        if creating, case .null = reader.fields["attachments"] { reader.problems["attachments"] = "must not be null" }
         rsvpDeadline = reader.instant("rsvpDeadline")
         capacity = reader.integer("capacity", in: 1...100_000)
         recurrenceRule = reader.text("recurrenceRule", maxLength: 500)

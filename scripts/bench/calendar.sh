@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Calendar benchmark: the window read and the ICS feed through the gateway, beside pgbench
+# running the window read's SQL, in one run.
+#
+#   scripts/bench/calendar.sh [SECONDS] [CONNECTIONS] [ROUNDS] [FEED_BUILDS]   (15 16 3 20)
+#
+# Starts the local stack with release builds and rate limits raised out of the way (so stop
+# yours first: make down) and seeds three communities in Europe/Berlin with the same 20
+# members, each with 200 weekly series and 2,000 single events, and answers from 75% of the
+# members to every instance of the next six weeks (scripts/bench/calendar_seed.py). Then:
+#   window:  wrk through nginx on 127.0.0.1:8080 as one member, GET …/events for six weeks
+#            (token verification, rate limiting, membership from Redis, RLS on, series expanded
+#            in Berlin time, every instance with the caller's answers and its counts);
+#   pgbench: the two statements that read runs (events, then answers with the waitlist
+#            worked out), in one transaction with the member's app.current_user_id, prepared;
+#   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
+# per round, and once: FEED_BUILDS sequential full builds of that feed (about 6,600 events).
+# Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+SECONDS_PER_RUN=${1:-15}
+CONNECTIONS=${2:-16}
+ROUNDS=${3:-3}
+FEED_BUILDS=${4:-20}
+PG_BIN=/usr/lib/postgresql/15/bin
+
+if (echo >/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
+    echo "the gateway is already running: stop the stack first (make down); this benchmark starts its own" >&2
+    exit 1
+fi
+command -v wrk >/dev/null || { apt-get update -q >&2 && apt-get install -y -q wrk >&2; }
+trap './scripts/stack.sh down >/dev/null 2>&1 || true' EXIT
+CONFIGURATION=release \
+    ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000000 \
+    ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_LOG_LEVEL=warning \
+    ./scripts/stack.sh up >&2
+
+echo "seeding (three communities of 2,200 events each) ..." >&2
+eval "$(python3 scripts/bench/calendar_seed.py 3 20 200 2000)"
+work=$(mktemp -d)
+owner_psql() {
+    PGPASSWORD=orbitcove_owner psql -X -q -At -h 127.0.0.1 -p 55432 -U orbitcove_owner orbitcove "$@"
+}
+REACH=$(date -u -d "$FROM - 31 days" +%FT%TZ)
+
+# EventStore.window's two statements, as Database.transaction(userId:) runs them.
+COLUMNS="e.id, e.community_id, e.created_by, e.title, e.description, e.starts_at, e.ends_at, coalesce(e.all_day, false),
+    e.time_zone, e.location_name, e.location_lat::float8, e.location_lng::float8, e.location_address,
+    e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule, e.exception_dates,
+    e.recurrence_parent_id, e.recurrence_id, e.overridden_fields, e.cancelled_at IS NOT NULL, e.sequence,
+    e.created_at, e.updated_at"
+EVENTS_WHERE="e.community_id = :community AND e.deleted_at IS NULL AND e.starts_at < :to
+      AND CASE
+          WHEN e.recurrence_parent_id IS NOT NULL THEN e.starts_at >= :reach
+              OR (e.recurrence_id >= :reach AND e.recurrence_id < :to)
+          WHEN e.recurrence_rule IS NOT NULL THEN e.recurrence_end IS NULL OR e.recurrence_end >= :reach
+          ELSE e.starts_at >= :reach
+      END"
+# The answers statement binds the ids the first one found (series and single events).
+IDS=$(owner_psql -v community="'$COMMUNITY'" -v to="'$TO'" -v reach="'$REACH'" <<SQL
+SELECT '{' || string_agg(e.id::text, ',') || '}' FROM events e
+WHERE $EVENTS_WHERE AND e.recurrence_parent_id IS NULL;
+SQL
+)
+cat >"$work/window.sql" <<SQL
+BEGIN;
+SELECT set_config('app.current_user_id', :user_id, true);
+SELECT $COLUMNS FROM events e
+WHERE $EVENTS_WHERE;
+WITH placed AS (
+    SELECT r.event_id, r.recurrence_id, r.user_id, r.family_member_id, r.status, r.plus_ones, r.note,
+           r.responded_at,
+           r.status = 'yes' AND sum(CASE WHEN r.status = 'yes' THEN 1 + r.plus_ones ELSE 0 END)
+               OVER (PARTITION BY r.event_id, r.recurrence_id ORDER BY r.queued_at, r.id)
+               > coalesce(event_instance_capacity(r.event_id, r.recurrence_id), 2147483647) AS waitlisted
+    FROM rsvps r
+    WHERE r.event_id = ANY(:ids::uuid[])
+      AND (r.recurrence_id IS NULL OR (r.recurrence_id >= :reach AND r.recurrence_id < :to))
+)
+SELECT event_id, recurrence_id,
+       count(*) FILTER (WHERE status = 'yes' AND NOT waitlisted)::int,
+       coalesce(sum(1 + plus_ones) FILTER (WHERE status = 'yes' AND NOT waitlisted), 0)::int,
+       count(*) FILTER (WHERE status = 'maybe')::int,
+       count(*) FILTER (WHERE status = 'no')::int,
+       count(*) FILTER (WHERE waitlisted)::int,
+       coalesce(array_agg(coalesce(family_member_id, '00000000-0000-0000-0000-000000000000')) FILTER (WHERE user_id = :user_id::uuid), '{}'),
+       coalesce(array_agg(status::text) FILTER (WHERE user_id = :user_id::uuid), '{}'),
+       coalesce(array_agg(plus_ones) FILTER (WHERE user_id = :user_id::uuid), '{}'),
+       coalesce(array_agg(coalesce(note, '')) FILTER (WHERE user_id = :user_id::uuid), '{}'),
+       coalesce(array_agg(responded_at) FILTER (WHERE user_id = :user_id::uuid), '{}'),
+       coalesce(array_agg(waitlisted) FILTER (WHERE user_id = :user_id::uuid), '{}')
+FROM placed GROUP BY event_id, recurrence_id;
+COMMIT;
+SQL
+
+report() {
+    cat <<LUA
+done = function(summary, latency, requests)
+    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
+        + summary.errors.write + summary.errors.timeout
+    io.write(string.format("client=$1 requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
+        summary.requests / (summary.duration / 1e6), errors,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+LUA
+}
+WINDOW_PATH="/api/v1/communities/$COMMUNITY/events?from=$FROM&to=$TO"
+{
+    echo "wrk.headers[\"Authorization\"] = \"Bearer $TOKEN\""
+    echo "wrk.path = \"$WINDOW_PATH\""
+    report window
+} >"$work/window.lua"
+ETAG=$(curl -s -D - -o "$work/feed.ics" "http://127.0.0.1:8080$FEED" | awk 'tolower($1) == "etag:" { print $2 }' | tr -d '\r')
+{
+    echo "wrk.headers[\"If-None-Match\"] = '$ETAG'"
+    echo "wrk.path = \"$FEED\""
+    report feed-304
+} >"$work/feed.lua"
+instances=$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080$WINDOW_PATH" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]))')
+vevents=$(grep -c '^BEGIN:VEVENT' "$work/feed.ics")
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
+    "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run;" \
+    "window: $instances instances, $ANSWERS answers seeded; feed: $vevents VEVENTs, $(wc -c <"$work/feed.ics") bytes"
+results="$work/results"
+for round in $(seq "$ROUNDS"); do
+    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window.lua" http://127.0.0.1:8080 \
+        | grep '^client=' | tee -a "$results"
+    PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M prepared \
+        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
+        -D to="$TO" -D reach="$REACH" -D ids="$IDS" -f "$work/window.sql" orbitcove 2>/dev/null \
+        | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
+            END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }' | tee -a "$results"
+    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/feed.lua" http://127.0.0.1:8080 \
+        | grep '^client=' | tee -a "$results"
+done
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
+
+# Full feed builds, one at a time (no If-None-Match): what a calendar app's first fetch costs.
+for _ in $(seq "$FEED_BUILDS"); do
+    curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:8080$FEED"
+done | sort -n | awk '{ t[NR] = $1 * 1000 } END {
+    printf "\nfeed build (%d VEVENTs over three communities), %d sequential fetches: p50 %.1f ms, max %.1f ms\n",
+        '"$vevents"', NR, t[int((NR + 1) / 2)], t[NR] }'
+rm -rf "$work"
