@@ -6,9 +6,12 @@ Two roles in one file:
 - `python3 scripts/schemathesis_hooks.py seed --base-url URL --out DIR` signs in a few fresh
   users with the development sign-in and gives each real resources to test against: a
   community (with a second user as a plain member and two invite codes, one to join with and
-  one to revoke), a spare community for the delete/restore/leave operations, and a family
-  member. It writes DIR/state.json (ids and tokens) and DIR/schemathesis.toml, whose
-  dictionaries make generated path parameters name those resources most of the time.
+  one to revoke), a spare community for the delete/restore/leave operations, a family member,
+  and in the community a weekly series with a capacity (answered so that someone waits on
+  its waitlist) and a spare event to delete, plus two calendar feeds, one to read and one to
+  revoke. It writes DIR/state.json (ids and tokens) and DIR/schemathesis.toml, whose
+  dictionaries make generated path parameters (and the series' instance starts, a valid
+  window, the feed's address) name those resources most of the time.
 - Loaded by schemathesis as its hooks module (SCHEMATHESIS_HOOKS=schemathesis_hooks, with
   ORBITCOVE_SCHEMATHESIS_STATE naming state.json), it puts a real access token on every request
   that carries the configured placeholder token: the token of the user who owns the resource in
@@ -33,6 +36,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 # The bearer token schemathesis is configured with; before_call swaps it for a real one.
@@ -81,6 +85,69 @@ def expect(base: str, status: int, method: str, path: str, body: Any = None, tok
     return payload["data"] if isinstance(payload, dict) and "data" in payload else payload
 
 
+def timestamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_feed(base: str, feed_file: str, must_contain: str) -> None:
+    """A calendar feed, as a calendar app reads it: no bearer token, text/calendar."""
+    path = f"/api/v1/calendar/{feed_file}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(base + path), timeout=30) as response:
+            kind, text = response.headers.get("Content-Type", ""), response.read().decode()
+    except urllib.error.HTTPError as error:
+        raise SeedError(f"GET /api/v1/calendar/<feed> answered {error.code}: {error.read()[:300]!r}") from None
+    if not kind.startswith("text/calendar") or "BEGIN:VCALENDAR" not in text or must_contain not in text:
+        raise SeedError(f"GET /api/v1/calendar/<feed> is not the seeded calendar ({kind}): {text[:300]!r}")
+
+
+def seed_calendar(base: str, item: dict[str, Any], owner: dict[str, Any], member: dict[str, Any],
+                  start: datetime) -> list[str]:
+    """A weekly series with a capacity of two seats in the item's community, answered on its first
+    instance by the owner (with a guest: the seats are full), the owner's family member (who waits)
+    and the member (maybe); a spare event to delete; and the owner's two feeds. Returns the
+    series' first instance starts."""
+    token = owner["token"]
+    path = f"/api/v1/communities/{item['community']}"
+    series = expect(base, 201, "POST", f"{path}/events", {
+        "title": "Schemathesis practice",
+        "startsAt": timestamp(start),
+        "endsAt": timestamp(start + timedelta(minutes=90)),
+        "category": "practice",
+        "locationName": "Pitch 2",
+        "recurrenceRule": "FREQ=WEEKLY;COUNT=26",
+        "rsvpDeadline": timestamp(start - timedelta(hours=2)),
+        "capacity": 2,
+    }, token)
+    spare = expect(base, 201, "POST", f"{path}/events", {
+        "title": "Schemathesis spare", "startsAt": timestamp(start + timedelta(days=1))}, token)
+    window = expect(
+        base, 200, "GET", f"{path}/events?from={timestamp(start - timedelta(days=1))}"
+        f"&to={timestamp(start + timedelta(days=35))}", None, token)
+    instances = [event["recurrenceId"] for event in window if event["id"] == series["id"]]
+    if not instances:
+        raise SeedError(f"the window read has no instance of the seeded series: {window}")
+    first = instances[0]
+    expect(base, 200, "POST", f"{path}/events/{series['id']}/rsvp",
+           {"status": "yes", "plusOnes": 1, "recurrenceId": first}, token)
+    expect(base, 200, "POST", f"{path}/events/{series['id']}/rsvp",
+           {"status": "yes", "familyMemberId": item["familyMember"], "recurrenceId": first}, token)
+    expect(base, 200, "POST", f"{path}/events/{series['id']}/rsvp",
+           {"status": "maybe", "recurrenceId": first}, member["token"])
+    feed = expect(base, 201, "POST", "/api/v1/me/calendar-feeds", {"communityId": item["community"]}, token)
+    revocable_feed = expect(base, 201, "POST", "/api/v1/me/calendar-feeds", {"communityId": None}, token)
+    feed_file = feed["url"].rsplit("/", 1)[-1]
+    read_feed(base, feed_file, f"{series['id']}@orbitcove")
+    item.update({
+        "event": series["id"],
+        "spareEvent": spare["id"],
+        "feed": feed["id"],
+        "feedFile": feed_file,
+        "revocableFeed": revocable_feed["id"],
+    })
+    return instances
+
+
 def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
     run = uuid.uuid4().hex[:12]
     users = []
@@ -119,7 +186,19 @@ def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
         expect(base, 201, "POST", f"/api/v1/invites/{item['joinCode']}/join", None, member["token"])
         item["member"] = member["id"]
 
-    state = {"baseUrl": base, "run": run, "users": users, "seeded": seeded}
+    # Every series starts at the same instant (a week from now, before which nothing closes), so
+    # its instance starts name an instance in every seeded community.
+    start = (datetime.now(timezone.utc) + timedelta(days=7)).replace(minute=0, second=0, microsecond=0)
+    instances: list[str] = []
+    for index, item in enumerate(seeded):
+        instances = seed_calendar(base, item, users[index], users[(index + 1) % len(users)], start)
+    calendar = {
+        "recurrenceIds": instances[:4],
+        "windowFrom": timestamp(start - timedelta(days=1)),
+        "windowTo": timestamp(start + timedelta(days=35)),
+    }
+
+    state = {"baseUrl": base, "run": run, "users": users, "seeded": seeded, "calendar": calendar}
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "state.json"), "w") as file:
         json.dump(state, file, indent=2)
@@ -142,6 +221,13 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "joinCodes": [item["joinCode"] for item in seeded],
         "familyMembers": [item["familyMember"] for item in seeded],
         "syncTokens": [item["syncToken"] for item in seeded],
+        "events": [item["event"] for item in seeded],
+        "spareEvents": [item["spareEvent"] for item in seeded],
+        "recurrenceIds": state["calendar"]["recurrenceIds"],
+        "windowFrom": [state["calendar"]["windowFrom"]],
+        "windowTo": [state["calendar"]["windowTo"]],
+        "revocableFeeds": [item["revocableFeed"] for item in seeded],
+        "feedFiles": [item["feedFile"] for item in seeded],
     }
     lines = [
         "# Written by scripts/schemathesis_hooks.py for one run of scripts/schemathesis.sh.",
@@ -171,12 +257,27 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         f'"path.familyMemberId" = {binding("familyMembers")}',
         f'"query.since" = {binding("syncTokens", 0.5)}',
         f'"body.code" = {binding("joinCodes")}',
+        f'"path.eventId" = {binding("events")}',
+        f'"query.recurrenceId" = {binding("recurrenceIds")}',
+        f'"body.recurrenceId" = {binding("recurrenceIds")}',
+        f'"body.familyMemberId" = {binding("familyMembers")}',
+        f'"query.from" = {binding("windowFrom")}',
+        f'"query.to" = {binding("windowTo")}',
+        f'"path.feedId" = {binding("revocableFeeds")}',
+        f'"path.feed" = {binding("feedFiles")}',
+        f'"body.communityId" = {binding("communities")}',
         "",
         "# Deleting, restoring and leaving act on each user's spare community, so the community the",
         "# other operations use stays there (and keeps its admin) for the whole run.",
         "[[operations]]",
         'include-operation-id = ["deleteCommunity", "restoreCommunity", "leaveCommunity"]',
         f'parameters = {{ "path.communityId" = {binding("spareCommunities")} }}',
+        "",
+        "# Deleting events acts on each community's spare event, so the seeded series (and the",
+        "# answers on it) stays for the reads, changes and answers of the whole run.",
+        "[[operations]]",
+        'include-operation-id = "deleteEvent"',
+        f'parameters = {{ "path.eventId" = {binding("spareEvents")} }}',
         "",
         "# Every request to these spends one of the invite-code lookups allowed per client address",
         "# (10 a minute, shared by the whole run): a few fuzzed ones, mostly with real codes, rather",
@@ -209,7 +310,7 @@ def main(argv: list[str]) -> int:
         if args.command == "seed":
             state = seed(args.base_url.rstrip("/"), args.out, args.users)
             print(f"seeded run {state['run']}: {len(state['users'])} users, each with a community, a spare "
-                  "community, a member, invites and a family member")
+                  "community, a member, invites, a family member, events and calendar feeds")
         else:
             with open(args.state) as file:
                 state = json.load(file)
@@ -235,17 +336,21 @@ if STATE_PATH and __name__ != "__main__":
     TOKENS = {user["token"]: index for index, user in enumerate(USERS)}
     LOCK = threading.Lock()
     # Resource id (lower case) -> index of the user who owns it: seeded ones, then whatever the
-    # run creates (communities and family members), so follow-up requests use the creator's token.
+    # run creates (communities, family members and calendar feeds), so follow-up requests use the
+    # creator's token.
     OWNERS: dict[str, int] = {}
     # Community id -> its seeded resources, to keep path parameters of one request consistent.
     SEEDED_BY_COMMUNITY: dict[str, dict[str, Any]] = {}
     for _item in STATE["seeded"]:
-        for _key in ("community", "spareCommunity", "familyMember"):
+        for _key in ("community", "spareCommunity", "familyMember", "feed", "revocableFeed"):
             OWNERS[_item[_key].lower()] = _item["owner"]
         SEEDED_BY_COMMUNITY[_item["community"].lower()] = _item
     SEEDED_MEMBERS = {item["member"].lower() for item in STATE["seeded"]}
     SEEDED_INVITES = {item["revocableInvite"].lower() for item in STATE["seeded"]}
     SEEDED_CODES = {item["joinCode"] for item in STATE["seeded"]}
+    SEEDED_EVENTS = {item["event"].lower() for item in STATE["seeded"]}
+    SEEDED_SPARE_EVENTS = {item["spareEvent"].lower() for item in STATE["seeded"]}
+    SEEDED_FAMILY_MEMBERS = {item["familyMember"].lower() for item in STATE["seeded"]}
     # What each user has left of the core API's read and write budgets, from the RateLimit-*
     # headers of its responses, so requests go to users with budget left and a user whose budget
     # is spent gets requests no faster than it refills (GCRA: one per limit/minute).
@@ -269,10 +374,14 @@ if STATE_PATH and __name__ != "__main__":
 
     def _owner(case: Any) -> int | None:
         parameters = case.path_parameters or {}
-        for name in ("communityId", "familyMemberId"):
+        for name in ("communityId", "familyMemberId", "feedId"):
             value = parameters.get(name)
             if isinstance(value, str) and value.lower() in OWNERS:
                 return OWNERS[value.lower()]
+        # A calendar feed of one community is made by one of its members.
+        community = case.body.get("communityId") if isinstance(case.body, dict) else None
+        if isinstance(community, str) and community.lower() in OWNERS:
+            return OWNERS[community.lower()]
         return None
 
     def _pick(kind: str) -> int:
@@ -301,11 +410,12 @@ if STATE_PATH and __name__ != "__main__":
 
     def _spread(case: Any) -> None:
         """The coverage phase sends all its variants of an operation to one resource (often one
-        an earlier response returned); a community or family member the run knows the owner of
-        is swapped for the same kind of seeded resource of the user with the most budget left,
-        so one user's budget does not pace a whole operation (called under LOCK)."""
+        an earlier response returned); a community, family member or calendar feed the run knows
+        the owner of is swapped for the same kind of seeded resource of the user with the most
+        budget left, so one user's budget does not pace a whole operation (called under LOCK)."""
         parameters = case.path_parameters or {}
-        for name, key in (("communityId", "community"), ("familyMemberId", "familyMember")):
+        for name, key in (("communityId", "community"), ("familyMemberId", "familyMember"),
+                          ("feedId", "revocableFeed")):
             value = parameters.get(name)
             if isinstance(value, str) and value.lower() in OWNERS:
                 if key == "community" and _operation_id(case) in SPARE_OPERATIONS:
@@ -324,8 +434,17 @@ if STATE_PATH and __name__ != "__main__":
             parameters["userId"] = item["member"]
         if isinstance(parameters.get("inviteId"), str) and parameters["inviteId"].lower() in SEEDED_INVITES:
             parameters["inviteId"] = item["revocableInvite"]
+        event = parameters.get("eventId")
+        if isinstance(event, str) and event.lower() in SEEDED_EVENTS:
+            parameters["eventId"] = item["event"]
+        elif isinstance(event, str) and event.lower() in SEEDED_SPARE_EVENTS:
+            parameters["eventId"] = item["spareEvent"]
         if isinstance(case.body, dict) and isinstance(case.body.get("code"), str) and case.body["code"] in SEEDED_CODES:
             case.body["code"] = item["joinCode"]
+        # Community requests go out as its owner: answers for a family member name the owner's.
+        dependant = case.body.get("familyMemberId") if isinstance(case.body, dict) else None
+        if isinstance(dependant, str) and dependant.lower() in SEEDED_FAMILY_MEMBERS:
+            case.body["familyMemberId"] = item["familyMember"]
 
     def _scope_idempotency_key(headers: dict[str, Any], case: Any) -> None:
         """Gives each distinct request its own key.
@@ -405,7 +524,8 @@ if STATE_PATH and __name__ != "__main__":
                     wait = int(retry_after) if retry_after and retry_after.isdigit() else 1
                     budget["blocked_until"] = time.monotonic() + wait
                     budget["remaining"] = 0
-            if response.status_code == 201 and operation_id in ("createCommunity", "createFamilyMember"):
+            if response.status_code == 201 and operation_id in (
+                    "createCommunity", "createFamilyMember", "createCalendarFeed"):
                 try:
                     created = json.loads(response.content)["data"]["id"]
                 except (ValueError, KeyError, TypeError):

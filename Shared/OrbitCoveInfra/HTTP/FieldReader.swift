@@ -130,14 +130,17 @@ package struct FieldReader {
     }
 
     /// One of an enumeration's raw values.
-    package mutating func choice<Value: RawRepresentable & CaseIterable>(_ key: String, as type: Value.Type)
+    package mutating func choice<Value: RawRepresentable & CaseIterable>(
+        _ key: String, as type: Value.Type
+    )
         -> Change<Value> where Value.RawValue == String
     {
         switch fields[key] {
         case nil: return .keep
         case .null: return refusesNull(key, required: false) ? .keep : .clear
-        case .string(let text) where Value(rawValue: text) != nil:
-            return .set(Value(rawValue: text)!)
+        case .string(let text):
+            if let value = Value(rawValue: text) { return .set(value) }
+            fallthrough
         default:
             problems[key] = "must be one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))"
             return .keep

@@ -29,7 +29,9 @@ import Testing
                     .patch, "\(path)?recurrenceId=2026-10-20T16:00:00Z", as: coach,
                     json: #"{"startsAt":"2026-10-21T19:00:00+02:00","title":"Moved to Wednesday"}"#
                 ).status == .ok)
-            #expect(try await api.call(.delete, "\(path)?recurrenceId=2026-11-03T17:00:00Z", as: coach).status == .noContent)
+            #expect(
+                try await api.call(.delete, "\(path)?recurrenceId=2026-11-03T17:00:00Z", as: coach).status == .noContent
+            )
             _ = try await api.createEvent(
                 in: family, by: parent, #"{"title":"Thanksgiving","startsAt":"2026-11-26","allDay":true}"#)
             _ = try await api.createEvent(
@@ -50,7 +52,8 @@ import Testing
             var expected: [String] = []
             for community in [club, family] {
                 for instance in try await api.window(community, from, to, as: parent) where !instance.cancelled {
-                    expected.append("\(instance.id.lowercasedString)@orbitcove \(instance.startDate ?? utc(instance.startsAt))")
+                    expected.append(
+                        "\(instance.id.lowercasedString)@orbitcove \(instance.startDate ?? utc(instance.startsAt))")
                 }
             }
             let parsed = try CalendarParser.instances(of: ics.body, from: from, to: to)

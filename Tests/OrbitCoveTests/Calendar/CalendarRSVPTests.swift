@@ -44,7 +44,8 @@ import Testing
             ).data(EventAttendance.self)
             #expect(attendance.counts.going == 2 && attendance.counts.seats == 3 && attendance.counts.waitlisted == 2)
             #expect(attendance.responses.map(\.displayName) == ["Ada", "Ben", "Cy", "Ben"])
-            #expect(attendance.responses[3].familyMemberName == "Bea" && attendance.responses[1].note == "Bringing cones")
+            #expect(
+                attendance.responses[3].familyMemberName == "Bea" && attendance.responses[1].note == "Bringing cones")
 
             // Answering again changes the answer, it does not add one.
             #expect(try await api.call(.post, rsvp, as: ada, json: #"{"status":"no"}"#).status == .ok)
@@ -114,7 +115,8 @@ import Testing
 
             let closed = try await api.createEvent(
                 in: club, by: coach,
-                #"{"title":"Trip","startsAt":"\#(utc(first))","rsvpDeadline":"\#(utc(Date(timeIntervalSinceNow: -60)))"}"#)
+                #"{"title":"Trip","startsAt":"\#(utc(first))","rsvpDeadline":"\#(utc(Date(timeIntervalSinceNow: -60)))"}"#
+            )
             let late = try await api.call(
                 .post, "/api/v1/communities/\(club.id)/events/\(closed.id)/rsvp", as: ada, json: #"{"status":"yes"}"#)
             #expect(late.status == .conflict && late.errorCode == "RSVP_CLOSED")
@@ -164,16 +166,21 @@ import Testing
     @Test func theMatrixDecidesWhoWritesEvents() async throws {
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")
-            let (ada, ben, eve) = (try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve"))
+            let (ada, ben, eve) = (
+                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
+            )
             let club = try await api.community(by: coach)
             for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
             let events = "/api/v1/communities/\(club.id)/events"
-            let adas = try await api.createEvent(in: club, by: ada, #"{"title":"Carpool","startsAt":"2031-01-01T08:00:00Z"}"#)
+            let adas = try await api.createEvent(
+                in: club, by: ada, #"{"title":"Carpool","startsAt":"2031-01-01T08:00:00Z"}"#)
             let rename = #"{"title":"Renamed"}"#
             #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: ben, json: rename).status == .forbidden)
             #expect(try await api.call(.delete, "\(events)/\(adas.id)", as: ben).status == .forbidden)
             #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: ada, json: rename).status == .ok)
-            #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: coach, json: #"{"title":"Mine now"}"#).status == .ok)
+            #expect(
+                try await api.call(.patch, "\(events)/\(adas.id)", as: coach, json: #"{"title":"Mine now"}"#).status
+                    == .ok)
             #expect(try await api.call(.get, "\(events)/\(adas.id)", as: eve).status == .notFound)
             #expect(
                 try await api.call(.get, "\(events)?from=2031-01-01T00:00:00Z&to=2031-01-02T00:00:00Z", as: eve).status
@@ -185,8 +192,12 @@ import Testing
             #expect(refused.status == .forbidden)
             // A PATCH that touched nothing changes nothing (and says nothing).
             let sequence = try await api.call(.get, "\(events)/\(adas.id)", as: coach).data(CalendarEvent.self).sequence
-            #expect(try await api.call(.patch, "\(events)/\(adas.id)", as: coach, json: #"{"title":"Mine now"}"#).status == .ok)
-            #expect(try await api.call(.get, "\(events)/\(adas.id)", as: coach).data(CalendarEvent.self).sequence == sequence)
+            #expect(
+                try await api.call(.patch, "\(events)/\(adas.id)", as: coach, json: #"{"title":"Mine now"}"#).status
+                    == .ok)
+            #expect(
+                try await api.call(.get, "\(events)/\(adas.id)", as: coach).data(CalendarEvent.self).sequence
+                    == sequence)
         }
     }
 

@@ -164,7 +164,9 @@ extension CoreHarness {
         return try reply.data(CalendarEvent.self)
     }
 
-    func window(_ community: Community, _ from: String, _ to: String, as person: Person) async throws
+    func window(
+        _ community: Community, _ from: String, _ to: String, as person: Person
+    ) async throws
         -> [CalendarEvent]
     {
         let reply = try await call(
@@ -182,6 +184,6 @@ func utc(_ date: Date) -> String {
 
 func localHour(_ date: Date, _ zone: String) -> Int {
     var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: zone)!
+    calendar.timeZone = TimeZone(identifier: zone) ?? .gmt
     return calendar.component(.hour, from: date)
 }

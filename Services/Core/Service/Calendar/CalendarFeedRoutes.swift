@@ -51,7 +51,9 @@ struct CalendarFeedRoutes {
     }
 
     /// The feed as `text/calendar`, or `304` when the client's `If-None-Match` is current.
-    static func feed(_ feeds: CalendarFeedStore, user: UUID, community: UUID?, request: Request) async throws
+    static func feed(
+        _ feeds: CalendarFeedStore, user: UUID, community: UUID?, request: Request
+    ) async throws
         -> Response
     {
         let version = try await feeds.version(for: user, community: community)

@@ -105,7 +105,8 @@ struct CalendarFeedStore: Sendable {
             var fingerprint = ""
             for try await text in rows.decode(String?.self) { fingerprint = text ?? "" }
             let day = Int(now.timeIntervalSince1970 / 86_400)
-            return "\"" + SHA256.hexDigest(of: "\(community?.lowercasedString ?? "all")|\(day)|\(fingerprint)")
+            return "\""
+                + SHA256.hexDigest(of: "\(community?.lowercasedString ?? "all")|\(day)|\(fingerprint)")
                 .prefix(32) + "\""
         }
     }
@@ -158,12 +159,15 @@ struct CalendarFeedStore: Sendable {
     /// A cancelled event stays (cancelled) only for those who said they would come.
     static func components(_ rows: [EventRecord], attending: Set<UUID>) -> [ICSEvent] {
         var overrides: [UUID: [EventRecord]] = [:]
-        for row in rows where row.isOverride { overrides[row.parentId!, default: []].append(row) }
+        for row in rows {
+            if let parent = row.parentId { overrides[parent, default: []].append(row) }
+        }
         var events: [ICSEvent] = []
         for row in rows where !row.isOverride {
             if row.cancelled, !attending.contains(row.id) { continue }
             events.append(component(row, uid: row.id, cancelled: row.cancelled))
-            for override in overrides[row.id] ?? [] where !row.exceptionDates.contains(override.recurrenceId!) {
+            for override in overrides[row.id] ?? [] {
+                guard let start = override.recurrenceId, !row.exceptionDates.contains(start) else { continue }
                 events.append(component(override, uid: row.id, cancelled: row.cancelled || override.cancelled))
             }
         }

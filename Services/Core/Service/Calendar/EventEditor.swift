@@ -20,7 +20,9 @@ struct EventEditor: Sendable {
     let writes: CommunityWrites
     let logger: Logger
 
-    func create(_ input: EventInput, in granted: CommunityGate.Granted, request: RequestFacts) async throws
+    func create(
+        _ input: EventInput, in granted: CommunityGate.Granted, request: RequestFacts
+    ) async throws
         -> CalendarEvent
     {
         let now = Date()
@@ -50,17 +52,17 @@ struct EventEditor: Sendable {
         try await writes.change(in: granted.communityId, by: granted.userId, request: request) { change, connection in
             let target = try await resolve(
                 id, recurrenceId: recurrenceId, scope: scope, action: .editEvent, granted: granted, on: connection)
-            if target.series.cancelled { throw CalendarErrors.cancelled }
+            if target.event.cancelled { throw CalendarErrors.cancelled }
             var edit = Edit(change: change, connection: connection, granted: granted, logger: logger)
             defer { change = edit.change }
-            switch target.scope {
-            case .this:
-                return try await edit.instance(target.series, at: target.recurrenceId!, with: input)
-            case .following where target.recurrenceId != target.series.startsAt:
-                let tail = try await edit.split(target.series, at: target.recurrenceId!)
+            switch target {
+            case .instance(let series, let start):
+                return try await edit.instance(series, at: start, with: input)
+            case .following(let series, let start) where start != series.startsAt:
+                let tail = try await edit.split(series, at: start)
                 return try await edit.whole(tail, with: input, scope: .following)
-            case .following, .all:
-                return try await edit.whole(target.series, with: input, scope: target.series.isSeries ? .all : nil)
+            case .following(let event, _), .whole(let event):
+                return try await edit.whole(event, with: input, scope: event.isSeries ? .all : nil)
             }
         }
     }
@@ -73,24 +75,40 @@ struct EventEditor: Sendable {
                 id, recurrenceId: recurrenceId, scope: scope, action: .deleteEvent, granted: granted, on: connection)
             var edit = Edit(change: change, connection: connection, granted: granted, logger: logger)
             defer { change = edit.change }
-            switch target.scope {
-            case .this:
-                try await edit.removeInstance(of: target.series, at: target.recurrenceId!)
-            case .following where target.recurrenceId != target.series.startsAt:
-                let tail = try await edit.split(target.series, at: target.recurrenceId!)
+            switch target {
+            case .instance(let series, let start):
+                try await edit.removeInstance(of: series, at: start)
+            case .following(let series, let start) where start != series.startsAt:
+                let tail = try await edit.split(series, at: start)
                 try await edit.remove(tail, scope: .following)
-            case .following, .all:
-                try await edit.remove(target.series, scope: target.series.isSeries ? .all : nil)
+            case .following(let event, _), .whole(let event):
+                try await edit.remove(event, scope: event.isSeries ? .all : nil)
             }
         }
     }
 
-    /// What a request names, checked: the series (or single event), the instance's original
-    /// start for `this` and `following`, and the scope.
+    /// What an edit or deletion applies to.
+    private enum Target {
+        /// A single event or a whole series.
+        case whole(EventRecord)
+        /// One instance of a series, by its original start.
+        case instance(EventRecord, Date)
+        /// A series from the instance with this original start on.
+        case following(EventRecord, Date)
+
+        var event: EventRecord {
+            switch self {
+            case .whole(let event), .instance(let event, _), .following(let event, _): event
+            }
+        }
+    }
+
+    /// What a request names, checked and locked: the series (or single event) and, for `this`
+    /// and `following`, the instance's original start.
     private func resolve(
         _ id: UUID, recurrenceId: Date?, scope: EditScope?, action: ContentAction, granted: CommunityGate.Granted,
         on connection: PostgresConnection
-    ) async throws -> (series: EventRecord, recurrenceId: Date?, scope: EditScope) {
+    ) async throws -> Target {
         let stored = try await EventStore.load(id, in: granted.communityId, on: connection, logger: logger)
         let (series, instance) = try await EventStore.instance(
             of: stored, recurrenceId: recurrenceId, on: connection, logger: logger)
@@ -106,14 +124,16 @@ struct EventEditor: Sendable {
         } catch let error as APIError where error.code == CalendarErrors.eventNotFound.code {
             throw APIError.forbidden
         }
-        if series != nil, let instance {
-            let start = instance.recurrenceId ?? recurrenceId!
+        if series != nil, let start = instance?.recurrenceId ?? recurrenceId {
             if stored.isOverride, let scope, scope != .this {
                 throw APIError.validation(["scope": "an override is one instance: use its series' id for \(scope)"])
             }
             if locked.exceptionDates.contains(start) { throw CalendarErrors.instanceNotFound }
-            if scope == .all { return (locked, nil, .all) }
-            return (locked, start, scope ?? .this)
+            switch scope ?? .this {
+            case .this: return .instance(locked, start)
+            case .following: return .following(locked, start)
+            case .all: return .whole(locked)
+            }
         }
         if let scope, scope != .all {
             throw APIError.validation([
@@ -121,7 +141,7 @@ struct EventEditor: Sendable {
                     ? "is required for scope \(scope.rawValue)" : "a single event has no instances: leave scope out"
             ])
         }
-        return (locked, nil, .all)
+        return .whole(locked)
     }
 
     static func zoneName(_ name: String) -> String {
@@ -130,7 +150,9 @@ struct EventEditor: Sendable {
 
     // MARK: - Rows
 
-    static func insert(_ event: EventRecord, on connection: PostgresConnection, logger: Logger) async throws
+    static func insert(
+        _ event: EventRecord, on connection: PostgresConnection, logger: Logger
+    ) async throws
         -> EventRecord
     {
         let attachments = String(decoding: try JSONCoding.encoder.encodeBytes(event.attachments), as: UTF8.self)
@@ -191,7 +213,9 @@ private struct Edit {
     let logger: Logger
 
     /// A single event or a whole series (or the part of one a split made).
-    mutating func whole(_ current: EventRecord, with input: EventInput, scope: EditScope?) async throws
+    mutating func whole(
+        _ current: EventRecord, with input: EventInput, scope: EditScope?
+    ) async throws
         -> CalendarEvent
     {
         var updated = try input.applied(to: current)
@@ -215,7 +239,8 @@ private struct Edit {
                     """, logger: logger)
             }
             for var override in try await EventStore.overrides(of: current.id, on: connection, logger: logger) {
-                let start = move.apply(override.recurrenceId!)
+                guard let original = override.recurrenceId else { continue }
+                let start = move.apply(original)
                 guard updated.isSeries, updated.generates(start), !updated.exceptionDates.contains(start) else {
                     // The new rule has no such instance any more.
                     change.touched(try await EventEditor.save(override, deleted: true, on: connection, logger: logger))
@@ -243,7 +268,9 @@ private struct Edit {
     }
 
     /// One instance: its override, made or changed.
-    mutating func instance(_ series: EventRecord, at start: Date, with input: EventInput) async throws
+    mutating func instance(
+        _ series: EventRecord, at start: Date, with input: EventInput
+    ) async throws
         -> CalendarEvent
     {
         guard !input.changesSeries else {
@@ -291,10 +318,10 @@ private struct Edit {
         }
         let earlier = expansion.occurrences(in: series.startsAt..<start, limit: RecurrenceRule.countRange.upperBound)
         let zone = series.zone
+        let day = CivilDateTime.clamped(start, in: zone).date
+        let dayBefore = day.adding(days: -1) ?? day
         let lastBefore: RecurrenceRule.Until =
-            series.allDay
-            ? .date(CivilDateTime.clamped(start, in: zone).date.adding(days: -1)!)
-            : .utc(CivilDateTime.clamped(start.addingTimeInterval(-1), in: .gmt))
+            series.allDay ? .date(dayBefore) : .utc(CivilDateTime.clamped(start.addingTimeInterval(-1), in: .gmt))
         var head = series
         head.recurrenceRule = rule.ending(.until(lastBefore)).rfc5545Value
         head.exceptionDates = series.exceptionDates.filter { $0 < start }

@@ -197,7 +197,9 @@ struct EventInput {
         }
         if let end = event.endsAt {
             if end < event.startsAt { problems["endsAt"] = "must not be before startsAt" }
-            if end.timeIntervalSince(event.startsAt) > Self.longest { problems["endsAt"] = "an event lasts at most 31 days" }
+            if end.timeIntervalSince(event.startsAt) > Self.longest {
+                problems["endsAt"] = "an event lasts at most 31 days"
+            }
         }
     }
 

@@ -66,10 +66,12 @@ struct EventRecord: Sendable {
         guard let endsAt else { return nil }
         guard allDay else { return start.addingTimeInterval(endsAt.timeIntervalSince(startsAt)) }
         let zone = zone
-        let days = CivilDateTime.clamped(endsAt, in: zone).date.dayNumber
+        let days =
+            CivilDateTime.clamped(endsAt, in: zone).date.dayNumber
             - CivilDateTime.clamped(startsAt, in: zone).date.dayNumber
         let first = CivilDateTime.clamped(start, in: zone).date
-        guard let last = first.adding(days: days), let midnight = CivilDateTime(date: last, hour: 0, minute: 0, second: 0)
+        guard let last = first.adding(days: days),
+            let midnight = CivilDateTime(date: last, hour: 0, minute: 0, second: 0)
         else { return nil }
         return midnight.date(in: zone)
     }

@@ -98,7 +98,9 @@ struct EventRoutes {
         let to = instant("to")
         if let from, let to {
             if to <= from { problems["to"] = "must be after from" }
-            if to.timeIntervalSince(from) > EventStore.longestWindow { problems["to"] = "must be at most 400 days after from" }
+            if to.timeIntervalSince(from) > EventStore.longestWindow {
+                problems["to"] = "must be at most 400 days after from"
+            }
         }
         guard problems.isEmpty, let from, let to else { throw APIError.validation(problems) }
         return from..<to
@@ -137,7 +139,8 @@ struct EventRoutes {
         }
         try reader.check()
         return RSVPStore.Answer(
-            status: status.value ?? .no, plusOnes: plusOnes.value ?? 0, note: note.value, familyMemberId: familyMemberId,
+            status: status.value ?? .no, plusOnes: plusOnes.value ?? 0, note: note.value,
+            familyMemberId: familyMemberId,
             recurrenceId: recurrenceId.value)
     }
 }

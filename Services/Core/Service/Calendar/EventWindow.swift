@@ -105,7 +105,8 @@ struct EventWindow {
         event.rsvp = answered?.mine.first { $0.familyMemberId == nil }
         event.dependantRsvps = answered?.mine.filter { $0.familyMemberId != nil } ?? []
         var counts =
-            answered?.counts ?? AttendanceCounts(going: 0, seats: 0, maybe: 0, declined: 0, waitlisted: 0, capacity: nil)
+            answered?.counts
+            ?? AttendanceCounts(going: 0, seats: 0, maybe: 0, declined: 0, waitlisted: 0, capacity: nil)
         counts.capacity = event.capacity
         event.attendance = counts
         return event

@@ -20,7 +20,9 @@ struct RSVPStore: Sendable {
         var recurrenceId: Date?
     }
 
-    func answer(_ answer: Answer, to eventId: UUID, granted: CommunityGate.Granted, request: RequestFacts)
+    func answer(
+        _ answer: Answer, to eventId: UUID, granted: CommunityGate.Granted, request: RequestFacts
+    )
         async throws -> EventRSVP
     {
         let user = granted.userId
@@ -77,7 +79,9 @@ struct RSVPStore: Sendable {
 
     /// Who answered an instance, confirmed yeses and then the waitlist in answer order, then
     /// maybes and noes.
-    func attendance(of eventId: UUID, recurrenceId: Date?, granted: CommunityGate.Granted) async throws
+    func attendance(
+        of eventId: UUID, recurrenceId: Date?, granted: CommunityGate.Granted
+    ) async throws
         -> EventAttendance
     {
         try await database.transaction(userId: granted.userId) { connection in
