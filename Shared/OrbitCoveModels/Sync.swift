@@ -15,8 +15,9 @@ package struct SyncSection<Item: Codable & Sendable & Equatable>: Codable, Senda
 
 /// `GET /communities/{id}/sync`: the seed's shape, a section per entity kind plus the token
 /// for the next call (clients decode this; the server writes it section by section from the
-/// kinds its features register). Events, posts and transactions stay empty until those features land;
-/// their sections are part of the protocol already so clients need no change then.
+/// kinds its features register). Events (as stored: series, overrides, single events) are in
+/// their section; posts and transactions stay empty until those features land, their sections
+/// part of the protocol already so clients need no change then.
 package struct CommunitySync: Codable, Sendable, Equatable {
     /// Present when the community itself changed (or on a full sync).
     @ExplicitNull package var community: Community?

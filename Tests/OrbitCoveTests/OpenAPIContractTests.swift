@@ -111,5 +111,14 @@ import Yams
         }
         #expect(values("Notification", "type") == Set(NotificationType.allCases.map(\.rawValue)))
         #expect(values("CommunityMember", "role") == Set(MemberRole.allCases.map(\.rawValue)))
+        for schema in ["CalendarEvent", "CreateEventRequest"] {
+            #expect(values(schema, "category") == Set(EventCategory.allCases.map(\.rawValue)), "\(schema)")
+        }
+        for schema in ["EventRSVP", "AttendanceEntry", "RSVPRequest"] {
+            #expect(values(schema, "status") == Set(RSVPStatus.allCases.map(\.rawValue)), "\(schema)")
+        }
+        let parameters = (document["components"] as? [String: Any])?["parameters"] as? [String: Any]
+        let scope = ((parameters?["EditScope"] as? [String: Any])?["schema"] as? [String: Any])?["enum"] as? [String]
+        #expect(Set(scope ?? []) == Set(EditScope.allCases.map(\.rawValue)))
     }
 }

@@ -33,7 +33,8 @@ command -v wrk >/dev/null || { apt-get update -q >&2 && apt-get install -y -q wr
 trap './scripts/stack.sh down >/dev/null 2>&1 || true' EXIT
 CONFIGURATION=release \
     ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000000 \
-    ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_LOG_LEVEL=warning \
+    ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE=1000000000 \
+    ORBITCOVE_LOG_LEVEL=warning \
     ./scripts/stack.sh up >&2
 
 echo "seeding (three communities of 2,200 events each) ..." >&2

@@ -53,7 +53,8 @@ package enum CoreApplication {
             editor: EventEditor(writes: kit.writes, logger: log("calendar")),
             answers: RSVPStore(database: database, writes: kit.writes, logger: log("rsvps")), feeds: feeds
         ).register(on: community)
-        CalendarFeedRoutes(feeds: feeds, gate: kit.gate).register(on: router)
+        CalendarFeedRoutes(feeds: feeds, gate: kit.gate, limiter: limiter, fetchLimit: core.feedFetchLimit)
+            .register(on: router)
         SyncRoutes(engine: SyncEngine(database: database, registry: Self.syncRegistry, logger: log("sync")))
             .register(on: community)
         return ServiceParts(router: router, services: kit.services + [retention])

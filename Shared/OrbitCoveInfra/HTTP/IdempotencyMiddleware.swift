@@ -108,7 +108,10 @@ package struct IdempotencyMiddleware: RouterMiddleware {
     /// Keeps the final response of a request that owned the key, and returns it.
     private func settle(_ response: Response, key: String, userId: UUID) async throws -> Response {
         let status = response.status.code
-        guard status < 500, status != 429 else {
+        // A response that must not be stored (it carries a secret, like a calendar feed's
+        // address) is not kept either: a retry makes a new one.
+        let secret = response.headers[.cacheControl]?.contains("no-store") == true
+        guard status < 500, status != 429, !secret else {
             try? await forget(key: key, userId: userId)
             return response
         }

@@ -113,6 +113,32 @@ import Testing
     }
 }
 
+extension CalendarFeedTests {
+    /// A feed's secret address is not kept for an Idempotency-Key replay (a retry makes a new
+    /// feed), and each feed is fetched at most ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE times.
+    @Test func feedAddressesAreNotKeptAndFetchesAreLimited() async throws {
+        try await CoreHarness.run(core: ["ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE": "3"]) { api in
+            let ada = try await api.signIn("Ada")
+            let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "feed-\(UUID().uuidString)"]
+            let first = try await api.call(.post, "/api/v1/me/calendar-feeds", as: ada, json: "{}", headers: key)
+            let second = try await api.call(.post, "/api/v1/me/calendar-feeds", as: ada, json: "{}", headers: key)
+            let (one, two) = (try first.data(CalendarFeed.self), try second.data(CalendarFeed.self))
+            #expect(one.id != two.id && second.headers[HTTPField.Name("Idempotent-Replayed")!] == nil)
+            #expect(first.headers[.cacheControl] == "no-store")
+            try await withTestDatabase { database in
+                let kept = try await count(
+                    "SELECT count(*)::int FROM idempotency_keys WHERE user_id = \(ada.id)", in: database)
+                #expect(kept == 0)
+            }
+            let url = try #require(one.url)
+            let path = String(url[url.range(of: "/api/v1/calendar/")!.lowerBound...])
+            for _ in 0..<3 { #expect(try await api.call(.get, path, as: nil).status == .ok) }
+            let limited = try await api.call(.get, path, as: nil)
+            #expect(limited.status == .tooManyRequests)
+        }
+    }
+}
+
 /// The PyPI parser, through scripts/calendar/feed_instances.py in the calendar tools' venv
 /// (`scripts/stack.sh install-calendar-tools`, which `make test` runs first).
 enum CalendarParser {

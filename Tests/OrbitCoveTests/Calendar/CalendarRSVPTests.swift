@@ -71,6 +71,22 @@ import Testing
             let more = try await api.call(.post, rsvp, as: cy, json: #"{"status":"yes","plusOnes":1}"#)
             let moreAnswer = try more.data(EventRSVP.self)
             #expect(moreAnswer.waitlisted)
+            // A bigger capacity gives Cy a place, and Cy hears of it.
+            let bigger = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach, json: #"{"capacity":5}"#)
+            #expect(bigger.status == .ok)
+            try await withTestDatabase { database in
+                let told = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
+                      AND data -> 'event' ->> 'eventId' = \(event.id.lowercasedString)
+                      AND data ->> 'userId' = \(cy.id.lowercasedString)
+                    """, in: database)
+                #expect(told == 2)
+            }
+            _ = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach, json: #"{"capacity":3}"#)
+
             // The window read carries each caller's own answers and the counts.
             let seen = try await api.window(club, "2031-05-01T00:00:00Z", "2031-05-02T00:00:00Z", as: ben)
             #expect(seen.count == 1 && seen[0].rsvp?.status == .yes && seen[0].dependantRsvps.count == 1)

@@ -8,6 +8,9 @@ import OrbitCoveModels
 struct CalendarFeedRoutes {
     let feeds: CalendarFeedStore
     let gate: CommunityGate
+    let limiter: RateLimiter
+    /// Fetches per feed: calendar apps poll every quarter of an hour or so.
+    let fetchLimit: RateLimit
 
     func register(on router: Router<AppRequestContext>) {
         router.post("/api/v1/me/calendar-feeds") { request, context in
@@ -24,7 +27,11 @@ struct CalendarFeedRoutes {
             let feed = try await feeds.create(for: user, community: community)
             return try Response.data(
                 feed, status: .created, requestId: context.requestId,
-                headers: [.location: "/api/v1/me/calendar-feeds/\(feed.id.lowercasedString)"])
+                headers: [
+                    .location: "/api/v1/me/calendar-feeds/\(feed.id.lowercasedString)",
+                    // The address is a secret: no cache (and no idempotency replay) keeps it.
+                    .cacheControl: "no-store",
+                ])
         }
 
         router.get("/api/v1/me/calendar-feeds") { _, context in
@@ -45,6 +52,7 @@ struct CalendarFeedRoutes {
             let token = String(name.dropLast(4))
             guard token.utf8.count == 64, token.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
             else { throw CalendarFeedStore.notFound }
+            try await limiter.enforce(fetchLimit, client: "feed:\(token.prefix(16))")
             let owner = try await feeds.owner(of: token)
             return try await Self.feed(feeds, user: owner.user, community: owner.community, request: request)
         }

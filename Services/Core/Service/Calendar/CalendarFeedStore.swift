@@ -93,7 +93,7 @@ struct CalendarFeedStore: Sendable {
         try await database.transaction(userId: user) { connection in
             let rows = try await connection.query(
                 """
-                SELECT coalesce(string_agg(
+                SELECT count(*)::int, coalesce(string_agg(
                     c.id::text || '/' || c.updated_at::text || '/' ||
                     (SELECT coalesce(max(e.updated_at)::text, '') || '/' || count(*) FROM events e WHERE e.community_id = c.id),
                     ',' ORDER BY c.id), '') || '|' ||
@@ -103,7 +103,11 @@ struct CalendarFeedStore: Sendable {
                   AND (\(community == nil) OR c.id = \(community ?? .random()))
                 """, logger: logger)
             var fingerprint = ""
-            for try await text in rows.decode(String?.self) { fingerprint = text ?? "" }
+            for try await (communities, text) in rows.decode((Int, String?).self) {
+                // A community feed whose owner left it (or which was deleted) is gone.
+                if community != nil, communities == 0 { throw Self.notFound }
+                fingerprint = text ?? ""
+            }
             let day = Int(now.timeIntervalSince1970 / 86_400)
             return "\""
                 + SHA256.hexDigest(of: "\(community?.lowercasedString ?? "all")|\(day)|\(fingerprint)")

@@ -264,6 +264,9 @@ private struct Edit {
         var changes = changed.map(\.rawValue).sorted()
         if ruleChanged || updated.exceptionDates != current.exceptionDates { changes.append("recurrence") }
         try await announce(updated.summary(), scope: scope, changes: changes, instances: nil, of: current.id)
+        if changed.contains(.capacity) {
+            try await announcePromotions(in: updated, from: current.capacity)
+        }
         return try await EventStore.load(updated.id, in: updated.communityId, on: connection, logger: logger).event
     }
 
@@ -303,9 +306,15 @@ private struct Edit {
             guard written == 1 else { throw APIError.forbidden }
             change.touched(written)
         }
+        let summary = updated.summary(recurrenceId: start, seriesId: series.id)
         try await announce(
-            updated.summary(recurrenceId: start, seriesId: series.id), scope: .this,
-            changes: changed.map(\.rawValue).sorted(), instances: start..<start.addingTimeInterval(1), of: series.id)
+            summary, scope: .this, changes: changed.map(\.rawValue).sorted(),
+            instances: start..<start.addingTimeInterval(1), of: series.id)
+        if changed.contains(.capacity) {
+            try await announcePromotions(
+                InstanceKey(eventId: series.id, recurrenceId: start), from: base.capacity, to: updated.capacity,
+                summary: summary)
+        }
         return updated.instance(at: start, of: series)
     }
 
@@ -395,6 +404,48 @@ private struct Edit {
         try await announce(
             summary, scope: .this, changes: ["cancelled"], instances: start..<start.addingTimeInterval(1),
             of: series.id)
+    }
+
+    /// A larger capacity (or none) gives waiting yeses a place: each is told. For a series,
+    /// every answered instance that takes the series' capacity (not one set on an override).
+    private mutating func announcePromotions(in event: EventRecord, from old: Int?) async throws {
+        guard event.isSeries else {
+            let key = InstanceKey(eventId: event.id, recurrenceId: nil)
+            return try await announcePromotions(key, from: old, to: event.capacity, summary: event.summary())
+        }
+        var starts: [Date] = []
+        for try await start in try await connection.query(
+            """
+            SELECT DISTINCT r.recurrence_id FROM rsvps r
+            WHERE r.event_id = \(event.id) AND r.status = 'yes' AND r.recurrence_id IS NOT NULL
+              AND NOT EXISTS (
+                  SELECT 1 FROM events o
+                  WHERE o.recurrence_parent_id = r.event_id AND o.recurrence_id = r.recurrence_id
+                    AND o.deleted_at IS NULL AND 'capacity' = ANY(o.overridden_fields))
+            ORDER BY 1
+            """, logger: logger
+        ).decode(Date.self) {
+            starts.append(start)
+        }
+        for start in starts {
+            try await announcePromotions(
+                InstanceKey(eventId: event.id, recurrenceId: start), from: old, to: event.capacity,
+                summary: event.generated(at: start).summary(recurrenceId: start, seriesId: event.id))
+        }
+    }
+
+    private mutating func announcePromotions(
+        _ key: InstanceKey, from old: Int?, to new: Int?, summary: EventSummary
+    ) async throws {
+        guard let old, (new ?? .max) > old else { return }
+        let before = try await RSVPStore.placed(key, capacity: old, on: connection, logger: logger)
+        let after = try await RSVPStore.placed(key, capacity: new, on: connection, logger: logger)
+        for promoted in RSVPStore.promoted(from: before, to: after) {
+            change.announce(
+                EventWaitlistPromoted(
+                    communityId: granted.communityId, communityName: granted.record.name, event: summary,
+                    userId: promoted.userId, familyMemberId: promoted.familyMemberId))
+        }
     }
 
     /// `event.updated`, to those who said they would come to an affected instance.

@@ -66,8 +66,7 @@ struct RSVPStore: Sendable {
                     communityId: granted.communityId, event: summary, userId: user,
                     familyMemberId: answer.familyMemberId, status: answer.status, previousStatus: previous?.status,
                     waitlisted: mine.waitlisted))
-            let waited = Set(before.filter(\.waitlisted).map(\.id))
-            for promoted in after where waited.contains(promoted.id) && !promoted.waitlisted && promoted.id != mine.id {
+            for promoted in Self.promoted(from: before, to: after) where promoted.id != mine.id {
                 change.announce(
                     EventWaitlistPromoted(
                         communityId: granted.communityId, communityName: granted.record.name, event: summary,
@@ -151,6 +150,12 @@ struct RSVPStore: Sendable {
                 familyMemberName: familyMemberName, status: status, plusOnes: plusOnes, note: note,
                 waitlisted: waitlisted, respondedAt: respondedAt)
         }
+    }
+
+    /// The answers that waited in `before` and have a place in `after`.
+    static func promoted(from before: [Placed], to after: [Placed]) -> [Placed] {
+        let waited = Set(before.filter(\.waitlisted).map(\.id))
+        return after.filter { waited.contains($0.id) && !$0.waitlisted }
     }
 
     /// Every answer to the instance in answer order, each yes placed against `capacity`.
