@@ -11,8 +11,8 @@
 #   window:  wrk through nginx on 127.0.0.1:8080 as one member, GET …/events for six weeks
 #            (token verification, rate limiting, membership from Redis, RLS on, series expanded
 #            in Berlin time, every instance with the caller's answers and its counts);
-#   pgbench: the two statements that read runs (events, then answers with the waitlist
-#            worked out), in one transaction with the member's app.current_user_id, prepared;
+#   pgbench: the two statements that read runs (the events, then each instance's answers
+#            counted), in one transaction with the member's app.current_user_id, prepared;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
 # per round, and once: FEED_BUILDS sequential full builds of that feed (about 6,600 events).
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
@@ -69,16 +69,6 @@ BEGIN;
 SELECT set_config('app.current_user_id', :user_id, true);
 SELECT $COLUMNS FROM events e
 WHERE $EVENTS_WHERE;
-WITH placed AS (
-    SELECT r.event_id, r.recurrence_id, r.user_id, r.family_member_id, r.status, r.plus_ones, r.note,
-           r.responded_at,
-           r.status = 'yes' AND sum(CASE WHEN r.status = 'yes' THEN 1 + r.plus_ones ELSE 0 END)
-               OVER (PARTITION BY r.event_id, r.recurrence_id ORDER BY r.queued_at, r.id)
-               > coalesce(event_instance_capacity(r.event_id, r.recurrence_id), 2147483647) AS waitlisted
-    FROM rsvps r
-    WHERE r.event_id = ANY(:ids::uuid[])
-      AND (r.recurrence_id IS NULL OR (r.recurrence_id >= :reach AND r.recurrence_id < :to))
-)
 SELECT event_id, recurrence_id,
        count(*) FILTER (WHERE status = 'yes' AND NOT waitlisted)::int,
        coalesce(sum(1 + plus_ones) FILTER (WHERE status = 'yes' AND NOT waitlisted), 0)::int,
@@ -91,7 +81,10 @@ SELECT event_id, recurrence_id,
        coalesce(array_agg(coalesce(note, '')) FILTER (WHERE user_id = :user_id::uuid), '{}'),
        coalesce(array_agg(responded_at) FILTER (WHERE user_id = :user_id::uuid), '{}'),
        coalesce(array_agg(waitlisted) FILTER (WHERE user_id = :user_id::uuid), '{}')
-FROM placed GROUP BY event_id, recurrence_id;
+FROM rsvps
+WHERE event_id = ANY(:ids::uuid[])
+  AND (recurrence_id IS NULL OR (recurrence_id >= :reach AND recurrence_id < :to))
+GROUP BY event_id, recurrence_id;
 COMMIT;
 SQL
 

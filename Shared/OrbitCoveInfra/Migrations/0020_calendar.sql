@@ -57,16 +57,36 @@ ALTER TABLE rsvps ADD COLUMN queued_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT
 ALTER TABLE rsvps ADD CONSTRAINT rsvps_plus_ones_range CHECK (plus_ones BETWEEN 0 AND 20);
 ALTER TABLE rsvps DROP CONSTRAINT rsvps_event_id_user_id_family_member_id_key;
 CREATE UNIQUE INDEX idx_rsvps_person ON rsvps(event_id, recurrence_id, user_id, family_member_id) NULLS NOT DISTINCT;
-CREATE INDEX idx_rsvps_user ON rsvps(user_id, event_id);
+-- A feed's version reads the newest answer of its owner from the index alone.
+CREATE INDEX idx_rsvps_user ON rsvps(user_id, updated_at);
 
--- An instance's capacity: its override's, or its series' (for a single event, its own).
-CREATE FUNCTION event_instance_capacity(series UUID, instance TIMESTAMP WITH TIME ZONE) RETURNS INTEGER
-LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN o.id IS NOT NULL THEN o.capacity ELSE e.capacity END
-    FROM events e
-    LEFT JOIN events o ON o.recurrence_parent_id = e.id AND o.recurrence_id = instance AND o.deleted_at IS NULL
-    WHERE e.id = series
-$$;
+-- Whether a yes waits for a place: yeses are placed against the instance's capacity in answer
+-- order (queued_at), each taking 1 + plus_ones seats. Kept on the row, so reading an instance's
+-- counts is a plain aggregate; the one function that writes it runs as the owner (the rows are
+-- other people's answers), under the caller's per-instance lock, for an instance of an event
+-- the caller can see.
+ALTER TABLE rsvps ADD COLUMN waitlisted BOOLEAN NOT NULL DEFAULT false;
+CREATE FUNCTION calendar_place_answers(event UUID, instance TIMESTAMP WITH TIME ZONE, capacity INTEGER)
+RETURNS INTEGER LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+DECLARE
+    changed INTEGER;
+BEGIN
+    IF NOT app_is_system() AND NOT EXISTS (
+        SELECT 1 FROM events e WHERE e.id = event AND e.community_id IN (SELECT app_member_communities())
+    ) THEN
+        RAISE EXCEPTION 'not allowed to place answers to this event' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    UPDATE rsvps r SET waitlisted = placed.waitlisted
+    FROM (
+        SELECT a.id, a.status = 'yes' AND capacity IS NOT NULL
+               AND sum(CASE WHEN a.status = 'yes' THEN 1 + a.plus_ones ELSE 0 END)
+                   OVER (ORDER BY a.queued_at, a.id) > capacity AS waitlisted
+        FROM rsvps a WHERE a.event_id = event AND a.recurrence_id IS NOT DISTINCT FROM instance
+    ) placed
+    WHERE r.id = placed.id AND r.waitlisted IS DISTINCT FROM placed.waitlisted;
+    GET DIAGNOSTICS changed = ROW_COUNT;
+    RETURN changed;
+END $$;
 
 -- A dependant's name, for fellow members of a community whose event the dependant answered
 -- (attendance lists them); nobody else's. Read past row-level security, which keeps

@@ -89,8 +89,10 @@ struct CalendarFeedStore: Sendable {
 
     /// The feed's version: it changes whenever anything in it could (an event, the calendar's
     /// name, the user's memberships or answers, the day its history starts), without reading it.
+    /// Read as the system, with the user's memberships named in the query: it is the hot path
+    /// of every poll, and row-level security would re-derive them for each table it touches.
     func version(for user: UUID, community: UUID?, now: Date = Date()) async throws -> String {
-        try await database.transaction(userId: user) { connection in
+        try await database.transaction(scope: .system) { connection in
             let rows = try await connection.query(
                 """
                 SELECT count(*)::int, coalesce(string_agg(

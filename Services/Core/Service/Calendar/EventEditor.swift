@@ -437,9 +437,10 @@ private struct Edit {
     private mutating func announcePromotions(
         _ key: InstanceKey, from old: Int?, to new: Int?, summary: EventSummary
     ) async throws {
-        guard let old, (new ?? .max) > old else { return }
-        let before = try await RSVPStore.placed(key, capacity: old, on: connection, logger: logger)
-        let after = try await RSVPStore.placed(key, capacity: new, on: connection, logger: logger)
+        guard old != new else { return }
+        try await RSVPStore.lock(key, on: connection, logger: logger)
+        let before = try await RSVPStore.placed(key, on: connection, logger: logger)
+        let after = try await RSVPStore.place(key, capacity: new, on: connection, logger: logger)
         for promoted in RSVPStore.promoted(from: before, to: after) {
             change.announce(
                 EventWaitlistPromoted(

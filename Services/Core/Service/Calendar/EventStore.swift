@@ -123,8 +123,7 @@ struct EventStore: Sendable {
     }
 
     /// The answers to the instances of `events` (instances starting in [from, before) for a
-    /// series): each instance's counts, with its capacity's waitlist worked out in answer
-    /// order, and the viewer's own answers and their dependants'.
+    /// series): each instance's counts and the viewer's own answers and their dependants'.
     static func answers(
         to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
         logger: Logger
@@ -134,17 +133,6 @@ struct EventStore: Sendable {
         var answers: [InstanceKey: InstanceAnswers] = [:]
         let rows = try await connection.query(
             """
-            WITH placed AS (
-                SELECT r.event_id, r.recurrence_id, r.user_id, r.family_member_id, r.status, r.plus_ones, r.note,
-                       r.responded_at,
-                       r.status = 'yes' AND sum(CASE WHEN r.status = 'yes' THEN 1 + r.plus_ones ELSE 0 END)
-                           OVER (PARTITION BY r.event_id, r.recurrence_id ORDER BY r.queued_at, r.id)
-                           > coalesce(event_instance_capacity(r.event_id, r.recurrence_id), 2147483647) AS waitlisted
-                FROM rsvps r
-                WHERE r.event_id = ANY(\(events))
-                  AND (r.recurrence_id IS NULL
-                       OR (r.recurrence_id >= \(from ?? .distantPast) AND r.recurrence_id < \(before ?? .distantFuture)))
-            )
             SELECT event_id, recurrence_id,
                    count(*) FILTER (WHERE status = 'yes' AND NOT waitlisted)::int,
                    coalesce(sum(1 + plus_ones) FILTER (WHERE status = 'yes' AND NOT waitlisted), 0)::int,
@@ -157,7 +145,11 @@ struct EventStore: Sendable {
                    coalesce(array_agg(coalesce(note, '')) FILTER (WHERE user_id = \(viewer)), '{}'),
                    coalesce(array_agg(responded_at) FILTER (WHERE user_id = \(viewer)), '{}'),
                    coalesce(array_agg(waitlisted) FILTER (WHERE user_id = \(viewer)), '{}')
-            FROM placed GROUP BY event_id, recurrence_id
+            FROM rsvps
+            WHERE event_id = ANY(\(events))
+              AND (recurrence_id IS NULL
+                   OR (recurrence_id >= \(from ?? .distantPast) AND recurrence_id < \(before ?? .distantFuture)))
+            GROUP BY event_id, recurrence_id
             """, logger: logger)
         for try await row in rows {
             let cells = row.makeRandomAccess()

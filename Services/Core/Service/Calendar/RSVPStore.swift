@@ -39,9 +39,8 @@ struct RSVPStore: Sendable {
                     throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
                 }
             }
-            let lock = "rsvp:\(key.eventId.lowercasedString):\(key.recurrenceId?.timeIntervalSince1970 ?? 0)"
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lock), 0))", logger: logger)
-            let before = try await Self.placed(key, capacity: instance.capacity, on: connection, logger: logger)
+            try await Self.lock(key, on: connection, logger: logger)
+            let before = try await Self.placed(key, on: connection, logger: logger)
             let previous = before.first { $0.userId == user && $0.familyMemberId == answer.familyMemberId }
             change.touched(
                 try await connection.changedRows(
@@ -57,7 +56,7 @@ struct RSVPStore: Sendable {
                             THEN NOW() ELSE r.queued_at END
                     RETURNING 1
                     """, logger: logger))
-            let after = try await Self.placed(key, capacity: instance.capacity, on: connection, logger: logger)
+            let after = try await Self.place(key, capacity: instance.capacity, on: connection, logger: logger)
             guard let mine = after.first(where: { $0.userId == user && $0.familyMemberId == answer.familyMemberId })
             else { throw APIError.forbidden }
             let summary = instance.summary(recurrenceId: key.recurrenceId, seriesId: key.eventId)
@@ -86,7 +85,7 @@ struct RSVPStore: Sendable {
         try await database.transaction(userId: granted.userId) { connection in
             let (key, instance) = try await Self.instance(
                 eventId, recurrenceId: recurrenceId, in: granted.communityId, on: connection, logger: logger)
-            let placed = try await Self.placed(key, capacity: instance.capacity, on: connection, logger: logger)
+            let placed = try await Self.placed(key, on: connection, logger: logger)
             func rank(_ answer: Placed) -> Int {
                 switch answer.status {
                 case .yes: answer.waitlisted ? 1 : 0
@@ -158,18 +157,35 @@ struct RSVPStore: Sendable {
         return after.filter { waited.contains($0.id) && !$0.waitlisted }
     }
 
-    /// Every answer to the instance in answer order, each yes placed against `capacity`.
-    static func placed(
+    /// Serialises the answers to one instance (and their places) until the transaction ends.
+    static func lock(_ key: InstanceKey, on connection: PostgresConnection, logger: Logger) async throws {
+        let name = "rsvp:\(key.eventId.lowercasedString):\(key.recurrenceId?.timeIntervalSince1970 ?? 0)"
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))", logger: logger)
+    }
+
+    /// Places every yes to the instance against `capacity` again (in answer order) and returns
+    /// the answers as they now stand. Call under ``lock(_:on:logger:)``.
+    static func place(
         _ key: InstanceKey, capacity: Int?, on connection: PostgresConnection, logger: Logger
     ) async throws -> [Placed] {
+        try await connection.query(
+            "SELECT calendar_place_answers(\(key.eventId), \(key.recurrenceId)::timestamptz, \(capacity)::int)",
+            logger: logger)
+        return try await placed(key, on: connection, logger: logger)
+    }
+
+    /// Every answer to the instance in answer order, with its place.
+    static func placed(
+        _ key: InstanceKey, on connection: PostgresConnection, logger: Logger
+    ) async throws
+        -> [Placed]
+    {
         var placed: [Placed] = []
         let rows = try await connection.query(
             """
             SELECT r.id, r.user_id, coalesce(u.display_name, 'Former member'), r.family_member_id,
-                   app_dependant_name(r.family_member_id),
-                   r.status::text, r.plus_ones, r.note, r.responded_at,
-                   r.status = 'yes' AND sum(CASE WHEN r.status = 'yes' THEN 1 + r.plus_ones ELSE 0 END)
-                       OVER (ORDER BY r.queued_at, r.id) > coalesce(\(capacity), 2147483647)
+                   app_dependant_name(r.family_member_id), r.status::text, r.plus_ones, r.note, r.responded_at,
+                   r.waitlisted
             FROM rsvps r
             LEFT JOIN users u ON u.id = r.user_id
             WHERE r.event_id = \(key.eventId) AND r.recurrence_id IS NOT DISTINCT FROM \(key.recurrenceId)
