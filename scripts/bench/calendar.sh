@@ -11,8 +11,8 @@
 #   window:  wrk through nginx on 127.0.0.1:8080 as one member, GET …/events for six weeks
 #            (token verification, rate limiting, membership from Redis, RLS on, series expanded
 #            in Berlin time, every instance with the caller's answers and its counts);
-#   pgbench: the two statements that read runs (the events, then each instance's answers
-#            counted), in one transaction with the member's app.current_user_id, prepared;
+#   pgbench: the three statements that read runs (the events, each instance's counts, the
+#            member's own answers), in one transaction with their app.current_user_id, prepared;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
 # per round, and once: FEED_BUILDS sequential full builds of that feed (about 6,600 events).
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
@@ -45,7 +45,7 @@ owner_psql() {
 }
 REACH=$(date -u -d "$FROM - 31 days" +%FT%TZ)
 
-# EventStore.window's two statements, as Database.transaction(userId:) runs them.
+# EventStore.window's three statements, as Database.transaction(userId:) runs them.
 COLUMNS="e.id, e.community_id, e.created_by, e.title, e.description, e.starts_at, e.ends_at, coalesce(e.all_day, false),
     e.time_zone, e.location_name, e.location_lat::float8, e.location_lng::float8, e.location_address,
     e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule, e.exception_dates,
@@ -58,7 +58,7 @@ EVENTS_WHERE="e.community_id = :community AND e.deleted_at IS NULL AND e.starts_
           WHEN e.recurrence_rule IS NOT NULL THEN e.recurrence_end IS NULL OR e.recurrence_end >= :reach
           ELSE e.starts_at >= :reach
       END"
-# The answers statement binds the ids the first one found (series and single events).
+# The answers statements bind the ids the first one found (series and single events).
 IDS=$(owner_psql -v community="'$COMMUNITY'" -v to="'$TO'" -v reach="'$REACH'" <<SQL
 SELECT '{' || string_agg(e.id::text, ',') || '}' FROM events e
 WHERE $EVENTS_WHERE AND e.recurrence_parent_id IS NULL;
@@ -69,22 +69,14 @@ BEGIN;
 SELECT set_config('app.current_user_id', :user_id, true);
 SELECT $COLUMNS FROM events e
 WHERE $EVENTS_WHERE;
-SELECT event_id, recurrence_id,
-       count(*) FILTER (WHERE status = 'yes' AND NOT waitlisted)::int,
-       coalesce(sum(1 + plus_ones) FILTER (WHERE status = 'yes' AND NOT waitlisted), 0)::int,
-       count(*) FILTER (WHERE status = 'maybe')::int,
-       count(*) FILTER (WHERE status = 'no')::int,
-       count(*) FILTER (WHERE waitlisted)::int,
-       coalesce(array_agg(coalesce(family_member_id, '00000000-0000-0000-0000-000000000000')) FILTER (WHERE user_id = :user_id::uuid), '{}'),
-       coalesce(array_agg(status::text) FILTER (WHERE user_id = :user_id::uuid), '{}'),
-       coalesce(array_agg(plus_ones) FILTER (WHERE user_id = :user_id::uuid), '{}'),
-       coalesce(array_agg(coalesce(note, '')) FILTER (WHERE user_id = :user_id::uuid), '{}'),
-       coalesce(array_agg(responded_at) FILTER (WHERE user_id = :user_id::uuid), '{}'),
-       coalesce(array_agg(waitlisted) FILTER (WHERE user_id = :user_id::uuid), '{}')
-FROM rsvps
+SELECT event_id, recurrence_id, going, seats, maybe, declined, waitlisted FROM event_instance_counts
 WHERE event_id = ANY(:ids::uuid[])
+  AND (recurrence_id IS NULL OR (recurrence_id >= :reach AND recurrence_id < :to));
+SELECT event_id, recurrence_id, family_member_id, status::text, plus_ones, note, waitlisted, responded_at
+FROM rsvps
+WHERE user_id = :user_id::uuid AND event_id = ANY(:ids::uuid[])
   AND (recurrence_id IS NULL OR (recurrence_id >= :reach AND recurrence_id < :to))
-GROUP BY event_id, recurrence_id;
+ORDER BY queued_at, id;
 COMMIT;
 SQL
 

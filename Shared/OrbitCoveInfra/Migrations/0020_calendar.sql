@@ -88,6 +88,64 @@ BEGIN
     RETURN changed;
 END $$;
 
+-- Each instance's counts, kept by a trigger on rsvps (whatever writes an answer: an RSVP,
+-- a place given, a series split or moved, an account deleted), so a window read of a busy
+-- calendar reads one row per instance instead of counting every answer.
+CREATE TABLE event_instance_counts (
+    event_id UUID NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    recurrence_id TIMESTAMP WITH TIME ZONE,
+    community_id UUID NOT NULL REFERENCES communities(id) ON DELETE CASCADE,
+    going INTEGER NOT NULL,
+    seats INTEGER NOT NULL,
+    maybe INTEGER NOT NULL,
+    declined INTEGER NOT NULL,
+    waitlisted INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX idx_event_instance_counts ON event_instance_counts(event_id, recurrence_id) NULLS NOT DISTINCT;
+ALTER TABLE event_instance_counts ENABLE ROW LEVEL SECURITY;
+-- Members read them; only the trigger (as the owner) writes them.
+CREATE POLICY event_instance_counts_read ON event_instance_counts FOR SELECT
+    USING (app_is_system() OR community_id IN (SELECT app_member_communities()));
+
+CREATE FUNCTION count_instance_answers(event UUID, instance TIMESTAMP WITH TIME ZONE) RETURNS VOID
+LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
+    INSERT INTO event_instance_counts AS c
+        (event_id, recurrence_id, community_id, going, seats, maybe, declined, waitlisted)
+    SELECT event, instance, e.community_id,
+           count(r.id) FILTER (WHERE r.status = 'yes' AND NOT r.waitlisted),
+           coalesce(sum(1 + r.plus_ones) FILTER (WHERE r.status = 'yes' AND NOT r.waitlisted), 0),
+           count(r.id) FILTER (WHERE r.status = 'maybe'),
+           count(r.id) FILTER (WHERE r.status = 'no'),
+           count(r.id) FILTER (WHERE r.waitlisted)
+    FROM events e
+    LEFT JOIN rsvps r ON r.event_id = e.id AND r.recurrence_id IS NOT DISTINCT FROM instance
+    WHERE e.id = event
+    GROUP BY e.community_id
+    ON CONFLICT (event_id, recurrence_id) DO UPDATE SET
+        going = EXCLUDED.going, seats = EXCLUDED.seats, maybe = EXCLUDED.maybe, declined = EXCLUDED.declined,
+        waitlisted = EXCLUDED.waitlisted
+$$;
+
+CREATE FUNCTION rsvps_count() RETURNS TRIGGER LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM count_instance_answers(OLD.event_id, OLD.recurrence_id);
+    END IF;
+    IF TG_OP = 'INSERT' OR NEW.event_id <> OLD.event_id OR NEW.recurrence_id IS DISTINCT FROM OLD.recurrence_id THEN
+        IF TG_OP <> 'DELETE' THEN
+            PERFORM count_instance_answers(NEW.event_id, NEW.recurrence_id);
+        END IF;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER rsvps_counts AFTER INSERT OR UPDATE OR DELETE ON rsvps
+    FOR EACH ROW EXECUTE FUNCTION rsvps_count();
+
+-- A member's own answers are read without working out which events they can see.
+DROP POLICY rsvps_read ON rsvps;
+CREATE POLICY rsvps_read ON rsvps FOR SELECT
+    USING (app_is_system() OR user_id = app_current_user_id() OR event_id IN (SELECT id FROM events));
+
 -- A dependant's name, for fellow members of a community whose event the dependant answered
 -- (attendance lists them); nobody else's. Read past row-level security, which keeps
 -- family_members to their owner.

@@ -123,58 +123,40 @@ struct EventStore: Sendable {
     }
 
     /// The answers to the instances of `events` (instances starting in [from, before) for a
-    /// series): each instance's counts and the viewer's own answers and their dependants'.
+    /// series): each instance's counts (kept per instance by a trigger) and the viewer's own
+    /// answers and their dependants'.
     static func answers(
         to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
         logger: Logger
     ) async throws -> [InstanceKey: InstanceAnswers] {
         guard !events.isEmpty else { return [:] }
-        let none = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let (lower, upper) = (from ?? .distantPast, before ?? .distantFuture)
         var answers: [InstanceKey: InstanceAnswers] = [:]
-        let rows = try await connection.query(
+        for try await row in try await connection.query(
             """
-            SELECT event_id, recurrence_id,
-                   count(*) FILTER (WHERE status = 'yes' AND NOT waitlisted)::int,
-                   coalesce(sum(1 + plus_ones) FILTER (WHERE status = 'yes' AND NOT waitlisted), 0)::int,
-                   count(*) FILTER (WHERE status = 'maybe')::int,
-                   count(*) FILTER (WHERE status = 'no')::int,
-                   count(*) FILTER (WHERE waitlisted)::int,
-                   coalesce(array_agg(coalesce(family_member_id, \(none))) FILTER (WHERE user_id = \(viewer)), '{}'),
-                   coalesce(array_agg(status::text) FILTER (WHERE user_id = \(viewer)), '{}'),
-                   coalesce(array_agg(plus_ones) FILTER (WHERE user_id = \(viewer)), '{}'),
-                   coalesce(array_agg(coalesce(note, '')) FILTER (WHERE user_id = \(viewer)), '{}'),
-                   coalesce(array_agg(responded_at) FILTER (WHERE user_id = \(viewer)), '{}'),
-                   coalesce(array_agg(waitlisted) FILTER (WHERE user_id = \(viewer)), '{}')
-            FROM rsvps
+            SELECT event_id, recurrence_id, going, seats, maybe, declined, waitlisted FROM event_instance_counts
             WHERE event_id = ANY(\(events))
-              AND (recurrence_id IS NULL
-                   OR (recurrence_id >= \(from ?? .distantPast) AND recurrence_id < \(before ?? .distantFuture)))
-            GROUP BY event_id, recurrence_id
-            """, logger: logger)
-        for try await row in rows {
-            let cells = row.makeRandomAccess()
-            let key = InstanceKey(
-                eventId: try cells[0].decode(UUID.self), recurrenceId: try cells[1].decode(Date?.self))
-            let counts = AttendanceCounts(
-                going: try cells[2].decode(Int.self), seats: try cells[3].decode(Int.self),
-                maybe: try cells[4].decode(Int.self), declined: try cells[5].decode(Int.self),
-                waitlisted: try cells[6].decode(Int.self), capacity: nil)
-            let people = try cells[7].decode([UUID].self)
-            let statuses = try cells[8].decode([String].self)
-            let plusOnes = try cells[9].decode([Int].self)
-            let notes = try cells[10].decode([String].self)
-            let times = try cells[11].decode([Date].self)
-            let waitlisted = try cells[12].decode([Bool].self)
-            var mine: [EventRSVP] = []
-            for index in people.indices {
-                mine.append(
-                    EventRSVP(
-                        familyMemberId: people[index] == none ? nil : people[index],
-                        status: RSVPStatus(rawValue: statuses[index]) ?? .no, plusOnes: plusOnes[index],
-                        note: notes[index].isEmpty ? nil : notes[index], waitlisted: waitlisted[index],
-                        respondedAt: times[index]))
-            }
-            answers[key] = InstanceAnswers(counts: counts, mine: mine)
+              AND (recurrence_id IS NULL OR (recurrence_id >= \(lower) AND recurrence_id < \(upper)))
+            """, logger: logger
+        ).decode((UUID, Date?, Int, Int, Int, Int, Int).self) {
+            answers[InstanceKey(eventId: row.0, recurrenceId: row.1)] = InstanceAnswers(
+                counts: AttendanceCounts(
+                    going: row.2, seats: row.3, maybe: row.4, declined: row.5, waitlisted: row.6, capacity: nil),
+                mine: [])
+        }
+        for try await row in try await connection.query(
+            """
+            SELECT event_id, recurrence_id, family_member_id, status::text, plus_ones, note, waitlisted, responded_at
+            FROM rsvps
+            WHERE user_id = \(viewer) AND event_id = ANY(\(events))
+              AND (recurrence_id IS NULL OR (recurrence_id >= \(lower) AND recurrence_id < \(upper)))
+            ORDER BY queued_at, id
+            """, logger: logger
+        ).decode((UUID, Date?, UUID?, String, Int, String?, Bool, Date).self) {
+            let rsvp = EventRSVP(
+                familyMemberId: row.2, status: RSVPStatus(rawValue: row.3) ?? .no, plusOnes: row.4, note: row.5,
+                waitlisted: row.6, respondedAt: row.7)
+            answers[InstanceKey(eventId: row.0, recurrenceId: row.1)]?.mine.append(rsvp)
         }
         return answers
     }

@@ -45,10 +45,10 @@ struct EventWindow {
                 }
             }
         }
-        return found.sorted {
-            ($0.startsAt, $0.id.uuidString, $0.recurrenceId ?? .distantPast)
-                < ($1.startsAt, $1.id.uuidString, $1.recurrenceId ?? .distantPast)
-        }
+        // By start, then event and instance (keys made once: formatting a UUID per comparison
+        // was a fifth of a large window's time).
+        let keys = found.map { ($0.startsAt, $0.id.lowercasedString, $0.recurrenceId ?? .distantPast) }
+        return keys.indices.sorted { keys[$0] < keys[$1] }.map { found[$0] }
     }
 
     private func expand(
