@@ -35,6 +35,8 @@ extension Tree {
             scratch.appendJSONFloat(number)
         } else if let number = exactly(value, as: Int64.self) {
             scratch.appendJSONInteger(number)
+        } else if let raw = exactly(value, as: RawJSON.self) {
+            scratch.append(contentsOf: raw.bytes)
         } else if let result = appendRareScalar(value) {
             return result
         } else {

@@ -16,7 +16,7 @@ struct EventRoutes {
             let granted = try context.member(.viewContent)
             let window = try Self.window(request)
             let events = try await store.window(window, in: granted.communityId, viewer: granted.userId)
-            return try Response.data(events, requestId: context.requestId)
+            return try Response.data(try CalendarEvent.json(events), requestId: context.requestId)
         }
 
         community.post("events") { request, context in

@@ -1,0 +1,129 @@
+import Foundation
+import OrbitCoveModels
+
+/// Writes JSON straight to bytes, for the few responses large enough that going through
+/// `Encodable` (a container per object, a box per key) is most of their cost: a window of
+/// calendar instances is thousands of objects. Its output is the encoder's, byte for byte
+/// (the same scalars, the same key order), which the types written this way test.
+///
+/// ```swift
+/// var json = JSONWriter()
+/// json.object { json in
+///     json.field("id", event.id)
+///     json.field("title", event.title)
+/// }
+/// return try Response.data(json.raw, requestId: context.requestId)
+/// ```
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
+    /// Whether the next member of the innermost object or array needs a comma first.
+    private var needsComma = false
+
+    package init(capacity: Int = 4096) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The text written so far, as a value the encoder copies verbatim.
+    package var raw: RawJSON { RawJSON(bytes: bytes) }
+
+    package mutating func object(_ members: (inout JSONWriter) throws -> Void) rethrows {
+        open(UInt8(ascii: "{"))
+        try members(&self)
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    package mutating func array<Items: Sequence>(
+        _ items: Items, _ write: (inout JSONWriter, Items.Element) throws -> Void
+    ) rethrows {
+        open(UInt8(ascii: "["))
+        for item in items { try write(&self, item) }
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    package mutating func key(_ name: StaticString) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        name.withUTF8Buffer { bytes.appendJSONString(utf8: $0) }
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    package mutating func field(_ name: StaticString, _ value: String?) {
+        key(name)
+        if let value { self.value(string: value) } else { null() }
+    }
+
+    package mutating func field(_ name: StaticString, _ value: UUID?) {
+        key(name)
+        prepare()
+        if let value { bytes.appendJSONUUID(value) } else { bytes.appendJSONNull() }
+    }
+
+    package mutating func field(_ name: StaticString, _ value: Date?) {
+        key(name)
+        if let value { self.value(string: JSONCoding.formatTimestamp(value)) } else { null() }
+    }
+
+    package mutating func field(_ name: StaticString, _ value: Int?) {
+        key(name)
+        prepare()
+        if let value { bytes.appendJSONInteger(value) } else { bytes.appendJSONNull() }
+    }
+
+    /// A finite number (the encoder refuses NaN and infinity; nothing written here has them).
+    package mutating func field(_ name: StaticString, _ value: Double?) {
+        key(name)
+        prepare()
+        if let value, value.isFinite { bytes.appendJSONFloat(value) } else { bytes.appendJSONNull() }
+    }
+
+    package mutating func field(_ name: StaticString, _ value: Bool) {
+        key(name)
+        prepare()
+        bytes.appendJSONBool(value)
+    }
+
+    /// Any encodable value, through the encoder (for the rare, small parts of a large response).
+    package mutating func field<Value: Encodable>(_ name: StaticString, encoding value: Value) throws {
+        key(name)
+        prepare()
+        bytes.append(contentsOf: try JSONCoding.encoder.encodeBytes(value))
+    }
+
+    package mutating func value(string: String) {
+        prepare()
+        bytes.appendJSONString(string)
+    }
+
+    package mutating func null() {
+        prepare()
+        bytes.appendJSONNull()
+    }
+
+    private mutating func open(_ bracket: UInt8) {
+        prepare()
+        bytes.append(bracket)
+        needsComma = false
+    }
+
+    /// A value in an array after another one needs its comma; after a key it does not.
+    private mutating func prepare() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = true
+    }
+}
+
+/// JSON text written beforehand (by ``JSONWriter``), which the encoder copies as it is.
+package struct RawJSON: Encodable, Sendable {
+    package let bytes: [UInt8]
+
+    package init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// For encoders other than ours: the same value, parsed.
+    package func encode(to encoder: any Encoder) throws {
+        try JSONCoding.decoder.decode(JSONValue.self, from: Data(bytes)).encode(to: encoder)
+    }
+}
