@@ -27,12 +27,18 @@ package enum JSONCoding {
     /// response carries timestamps, and Foundation's format styles cost tens of microseconds
     /// each on Linux, which showed in the core read benchmark.
     package static func formatTimestamp(_ date: Date) -> String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(24)
+        appendTimestamp(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``formatTimestamp(_:)``'s text, appended to `bytes` without making a String.
+    package static func appendTimestamp(_ date: Date, to bytes: inout [UInt8]) {
         let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let (days, millisOfDay) = millis.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, dayMillis) = millisOfDay < 0 ? (days - 1, millisOfDay + 86_400_000) : (days, millisOfDay)
         let (year, month, dayOfMonth) = civilDate(daysSince1970: day)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(24)
         func digits(_ value: Int64, _ count: Int) {
             var divisor: Int64 = 1
             for _ in 1..<count { divisor *= 10 }
@@ -57,7 +63,6 @@ package enum JSONCoding {
         bytes.append(UInt8(ascii: "."))
         digits(dayMillis % 1000, 3)
         bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Year, month and day of a day count from 1970-01-01 (proleptic Gregorian; Howard

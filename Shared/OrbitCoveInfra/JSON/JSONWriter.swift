@@ -62,7 +62,7 @@ package struct JSONWriter {
 
     package mutating func field(_ name: StaticString, _ value: Date?) {
         key(name)
-        if let value { self.value(string: JSONCoding.formatTimestamp(value)) } else { null() }
+        if let value { self.value(date: value) } else { null() }
     }
 
     package mutating func field(_ name: StaticString, _ value: Int?) {
@@ -89,6 +89,22 @@ package struct JSONWriter {
         key(name)
         prepare()
         bytes.append(contentsOf: try JSONCoding.encoder.encodeBytes(value))
+    }
+
+    /// A list of encodable values; an empty one (the usual case) without the encoder.
+    package mutating func field<Element: Encodable>(_ name: StaticString, encoding values: [Element]) throws {
+        guard values.isEmpty else { return try field(name, encoding: values as [Element]?) }
+        key(name)
+        prepare()
+        bytes.append(contentsOf: "[]".utf8)
+    }
+
+    /// A timestamp as the encoder writes dates (``JSONCoding/formatTimestamp(_:)``).
+    package mutating func value(date: Date) {
+        prepare()
+        bytes.append(UInt8(ascii: "\""))
+        JSONCoding.appendTimestamp(date, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     package mutating func value(string: String) {

@@ -31,7 +31,7 @@ extension CalendarEvent {
             json.field("endDate", endDate)
             json.field("endsAt", endsAt)
             json.key("exceptionDates")
-            json.array(exceptionDates) { json, date in json.value(string: JSONCoding.formatTimestamp(date)) }
+            json.array(exceptionDates) { json, date in json.value(date: date) }
             json.field("id", id)
             json.field("locationAddress", locationAddress)
             json.field("locationLat", locationLat)
