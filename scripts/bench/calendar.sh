@@ -13,6 +13,8 @@
 #            in Berlin time, every instance with the caller's answers and its counts);
 #   pgbench: the three statements that read runs (the events, each instance's counts, the
 #            member's own answers), in one transaction with their app.current_user_id, prepared;
+#   window-core: the same read straight to core on 127.0.0.1:8082, to show what the gateway
+#            and the megabyte it relays cost;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
 # per round, and once: FEED_BUILDS sequential full builds of that feed (about 6,600 events).
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
@@ -97,6 +99,7 @@ WINDOW_PATH="/api/v1/communities/$COMMUNITY/events?from=$FROM&to=$TO"
     echo "wrk.path = \"$WINDOW_PATH\""
     report window
 } >"$work/window.lua"
+sed 's/client=window/client=window-core/' "$work/window.lua" >"$work/window-core.lua"
 ETAG=$(curl -s -D - -o "$work/feed.ics" "http://127.0.0.1:8080$FEED" | awk 'tolower($1) == "etag:" { print $2 }' | tr -d '\r')
 {
     echo "wrk.headers[\"If-None-Match\"] = '$ETAG'"
@@ -112,6 +115,8 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --ver
 results="$work/results"
 for round in $(seq "$ROUNDS"); do
     wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window.lua" http://127.0.0.1:8080 \
+        | grep '^client=' | tee -a "$results"
+    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window-core.lua" http://127.0.0.1:8082 \
         | grep '^client=' | tee -a "$results"
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M prepared \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
