@@ -44,6 +44,13 @@ import Testing
                 .post, "/api/v1/communities/\(family.id)/events", as: parent,
                 json: #"{"title":"Oops","startsAt":"2026-07-03"}"#)
             #expect(timed.status == .badRequest && timed.fieldErrors["startsAt"] != nil)
+            // Found by the contract run: a NUL inside attachments reached PostgreSQL's jsonb (500).
+            for attachments in [#"[{"name":"a\u0000b"}]"#, #"[{"a\u0000":1}]"#, #"[{"x":[{"y":"\u0000"}]}]"#] {
+                let refused = try await api.call(
+                    .patch, "/api/v1/communities/\(family.id)/events/\(trip.id)", as: parent,
+                    json: #"{"attachments":\#(attachments)}"#)
+                #expect(refused.status == .badRequest && refused.fieldErrors["attachments"] != nil, "\(attachments)")
+            }
         }
     }
 

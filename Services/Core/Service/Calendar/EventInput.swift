@@ -230,10 +230,24 @@ struct EventInput {
                 reader.problems["attachments"] = "must be a list of at most 20 objects, 20 KB in all"
                 return nil
             }
+            // PostgreSQL's jsonb cannot hold NUL, in a key or a value.
+            guard !items.contains(where: Self.holdsNUL) else {
+                reader.problems["attachments"] = "must not contain NUL characters"
+                return nil
+            }
             return items
         default:
             reader.problems["attachments"] = "must be a list of at most 20 objects, 20 KB in all"
             return nil
+        }
+    }
+
+    private static func holdsNUL(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): text.unicodeScalars.contains("\u{0}")
+        case .array(let items): items.contains(where: holdsNUL)
+        case .object(let fields): fields.contains { $0.key.unicodeScalars.contains("\u{0}") || holdsNUL($0.value) }
+        case .number, .bool, .null: false
         }
     }
 
