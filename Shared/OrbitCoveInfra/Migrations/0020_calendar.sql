@@ -28,7 +28,8 @@ CREATE FUNCTION events_new_version() RETURNS TRIGGER LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW IS DISTINCT FROM OLD THEN
         NEW.sequence := OLD.sequence + 1;
-        NEW.updated_at := NOW();
+        -- The moment of the change, not the transaction's start: a feed's version is the newest.
+        NEW.updated_at := clock_timestamp();
     END IF;
     RETURN NEW;
 END $$;
@@ -66,16 +67,22 @@ CREATE INDEX idx_rsvps_user ON rsvps(user_id, updated_at);
 -- other people's answers), under the caller's per-instance lock, for an instance of an event
 -- the caller can see.
 ALTER TABLE rsvps ADD COLUMN waitlisted BOOLEAN NOT NULL DEFAULT false;
-CREATE FUNCTION calendar_place_answers(event UUID, instance TIMESTAMP WITH TIME ZONE, capacity INTEGER)
+CREATE FUNCTION calendar_place_answers(event UUID, instance TIMESTAMP WITH TIME ZONE)
 RETURNS INTEGER LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
 DECLARE
     changed INTEGER;
+    capacity INTEGER;
 BEGIN
     IF NOT app_is_system() AND NOT EXISTS (
         SELECT 1 FROM events e WHERE e.id = event AND e.community_id IN (SELECT app_member_communities())
     ) THEN
         RAISE EXCEPTION 'not allowed to place answers to this event' USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- The instance's capacity as committed now: its override's, or its series' (or the event's).
+    SELECT CASE WHEN o.id IS NOT NULL THEN o.capacity ELSE e.capacity END INTO capacity
+    FROM events e
+    LEFT JOIN events o ON o.recurrence_parent_id = e.id AND o.recurrence_id = instance AND o.deleted_at IS NULL
+    WHERE e.id = event;
     UPDATE rsvps r SET waitlisted = placed.waitlisted
     FROM (
         SELECT a.id, a.status = 'yes' AND capacity IS NOT NULL
@@ -176,10 +183,14 @@ BEGIN
     OR (SELECT count(DISTINCT community_id) FROM events WHERE id IN (source, target)) <> 1 THEN
         RAISE EXCEPTION 'not allowed to move answers between these events' USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- Two steps: a shift by a whole period would otherwise move one answer onto the key of
+    -- the next before that one has moved (the unique index is checked row by row).
+    UPDATE rsvps SET recurrence_id = recurrence_id + INTERVAL '5000 years'
+    WHERE event_id = source AND recurrence_id >= at;
     UPDATE rsvps
     SET event_id = target,
-        recurrence_id = ((recurrence_id AT TIME ZONE zone) + shift) AT TIME ZONE zone
-    WHERE event_id = source AND recurrence_id >= at;
+        recurrence_id = (((recurrence_id - INTERVAL '5000 years') AT TIME ZONE zone) + shift) AT TIME ZONE zone
+    WHERE event_id = source AND recurrence_id >= at + INTERVAL '5000 years';
     GET DIAGNOSTICS moved = ROW_COUNT;
     RETURN moved;
 END $$;

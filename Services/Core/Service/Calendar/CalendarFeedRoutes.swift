@@ -58,6 +58,13 @@ struct CalendarFeedRoutes {
         }
     }
 
+    /// An entity tag without its weak mark: `If-None-Match` compares weakly (RFC 9110), and
+    /// the gateway marks the tag weak when it compresses the feed.
+    static func opaqueTag(_ tag: Substring) -> String {
+        let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        return trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed
+    }
+
     /// The feed as `text/calendar`, or `304` when the client's `If-None-Match` is current.
     static func feed(
         _ feeds: CalendarFeedStore, user: UUID, community: UUID?, request: Request
@@ -68,7 +75,7 @@ struct CalendarFeedRoutes {
         var headers: HTTPFields = [.eTag: version, .cacheControl: "private, max-age=300"]
         if let match = request.headers[.ifNoneMatch],
             match.trimmingCharacters(in: .whitespaces) == "*"
-                || match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == version })
+                || match.split(separator: ",").contains(where: { Self.opaqueTag($0) == version })
         {
             return Response(status: .notModified, headers: headers)
         }

@@ -114,7 +114,7 @@ struct EventEditor: Sendable {
             of: stored, recurrenceId: recurrenceId, on: connection, logger: logger)
         let owner = series ?? stored
         try granted.require(action, on: owner.owned)
-        // Locked only now: FOR UPDATE reads through the write policy, so a member who may not
+        // Locked only now: a locking read goes through the write policy, so a member who may not
         // write the event would otherwise be told it does not exist. A lock the policy refuses
         // after the gate allowed it means the actor was demoted meanwhile.
         let locked: EventRecord
@@ -230,6 +230,11 @@ private struct Edit {
             if !move.isZero, input.exceptionDates == nil {
                 updated.exceptionDates = current.exceptionDates.map(move.apply)
             }
+            let overrides = try await EventStore.overrides(of: current.id, on: connection, logger: logger)
+            // What the series is now: exceptions and overrides keep only instances it generates.
+            let keys = (updated.exceptionDates + overrides.compactMap(\.recurrenceId).map(move.apply))
+            let instances = updated.isSeries ? updated.instances(through: keys.max() ?? updated.startsAt) : []
+            if input.exceptionDates == nil { updated.exceptionDates = updated.exceptionDates.filter(instances.contains) }
             if !move.isZero {
                 try await connection.query(
                     """
@@ -238,10 +243,12 @@ private struct Edit {
                         \(current.timeZone))
                     """, logger: logger)
             }
-            for var override in try await EventStore.overrides(of: current.id, on: connection, logger: logger) {
+            // Moved later, the last goes first (and earlier, the first), so no override meets
+            // another's instance key on the way.
+            for var override in move.seconds > 0 ? overrides.reversed() : overrides {
                 guard let original = override.recurrenceId else { continue }
                 let start = move.apply(original)
-                guard updated.isSeries, updated.generates(start), !updated.exceptionDates.contains(start) else {
+                guard instances.contains(start), !updated.exceptionDates.contains(start) else {
                     // The new rule has no such instance any more.
                     change.touched(try await EventEditor.save(override, deleted: true, on: connection, logger: logger))
                     continue
@@ -440,7 +447,7 @@ private struct Edit {
         guard old != new else { return }
         try await RSVPStore.lock(key, on: connection, logger: logger)
         let before = try await RSVPStore.placed(key, on: connection, logger: logger)
-        let after = try await RSVPStore.place(key, capacity: new, on: connection, logger: logger)
+        let after = try await RSVPStore.place(key, on: connection, logger: logger)
         for promoted in RSVPStore.promoted(from: before, to: after) {
             change.announce(
                 EventWaitlistPromoted(

@@ -12,6 +12,9 @@ struct EventInput {
         "title", "description", "startsAt", "endsAt", "allDay", "locationName", "locationLat", "locationLng",
         "locationAddress", "category", "attachments", "rsvpDeadline", "capacity", "recurrenceRule", "exceptionDates",
     ]
+    /// Times the calendar takes (and the window read's bounds): 1900 to 2200.
+    static let supported = Date(timeIntervalSince1970: -2_208_988_800)..<Date(timeIntervalSince1970: 7_258_118_400)
+
     /// An event lasts at most this long (a window read looks this far back for instances that
     /// started before it and still run).
     static let longest: TimeInterval = 31 * 86_400
@@ -123,8 +126,17 @@ struct EventInput {
             } catch {
                 throw Self.unsupported("recurrenceRule", error.message)
             }
+            // Room for the UNTIL a split writes in place of a COUNT (the column holds 500).
+            if (event.recurrenceRule?.utf8.count ?? 0) > 460 { problems["recurrenceRule"] = "is too long" }
         }
         if let exceptionDates { event.exceptionDates = Array(Set(exceptionDates)).sorted() }
+        for (field, date) in [("startsAt", event.startsAt), ("endsAt", event.endsAt), ("rsvpDeadline", event.rsvpDeadline)]
+        where !Self.supported.contains(date ?? event.startsAt) {
+            problems[field] = "must be between 1900 and 2200"
+        }
+        if !event.exceptionDates.allSatisfy(Self.supported.contains) {
+            problems["exceptionDates"] = "must be between 1900 and 2200"
+        }
         guard problems.isEmpty else { throw APIError.validation(problems) }
 
         if event.isSeries {
@@ -132,10 +144,15 @@ struct EventInput {
                 throw Self.unsupported(
                     "startsAt", "must be the series' first instance: the rule does not generate it in \(base.timeZone)")
             }
-            if let stray = event.exceptionDates.first(where: { !event.generates($0) }) {
-                throw APIError.validation([
-                    "exceptionDates": "\(JSONCoding.formatTimestamp(stray)) is not an instance of the series"
-                ])
+            // Exceptions sent now must be instances (ones kept from before are checked by the
+            // edit that may move them); one expansion answers for all of them.
+            if let sent = exceptionDates, let last = sent.max() {
+                let instances = event.instances(through: last)
+                if let stray = event.exceptionDates.first(where: { !instances.contains($0) }) {
+                    throw APIError.validation([
+                        "exceptionDates": "\(JSONCoding.formatTimestamp(stray)) is not an instance of the series"
+                    ])
+                }
             }
         } else if !event.exceptionDates.isEmpty {
             throw APIError.validation(["exceptionDates": "only a recurring series has exception dates"])

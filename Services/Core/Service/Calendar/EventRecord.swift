@@ -60,6 +60,14 @@ struct EventRecord: Sendable {
         return expansion.occurrences(in: start..<start.addingTimeInterval(1), limit: 1).first == start
     }
 
+    /// Every instance the rule generates up to `last` (removed ones included), from one expansion.
+    func instances(through last: Date) -> Set<Date> {
+        guard let expansion = expansion(withExceptions: false) else { return [] }
+        return Set(
+            expansion.occurrences(
+                in: startsAt..<max(startsAt, last).addingTimeInterval(1), limit: RecurrenceRule.countRange.upperBound + 1))
+    }
+
     /// The end of an instance that starts at `start`: the same length, or for an all-day event
     /// the same number of days (a day is not always 24 hours).
     func end(forStart start: Date) -> Date? {

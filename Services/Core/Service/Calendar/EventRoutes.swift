@@ -88,8 +88,8 @@ struct EventRoutes {
                 problems[name] = "is required (an ISO 8601 date-time with an offset)"
                 return nil
             }
-            guard let date = JSONCoding.parseTimestamp(text) else {
-                problems[name] = "must be an ISO 8601 date-time with an offset"
+            guard let date = JSONCoding.parseTimestamp(text), EventInput.supported.contains(date) else {
+                problems[name] = "must be an ISO 8601 date-time with an offset, between 1900 and 2200"
                 return nil
             }
             return date
@@ -108,7 +108,7 @@ struct EventRoutes {
 
     static func recurrenceId(_ request: Request) throws -> Date? {
         guard let text = request.uri.queryParameters.get("recurrenceId") else { return nil }
-        guard let date = JSONCoding.parseTimestamp(text) else {
+        guard let date = JSONCoding.parseTimestamp(text), EventInput.supported.contains(date) else {
             throw APIError.validation(["recurrenceId": "must be an instance's original start, ISO 8601"])
         }
         return date
@@ -131,6 +131,9 @@ struct EventRoutes {
         let plusOnes = reader.integer("plusOnes", in: 0...20)
         let note = reader.text("note", maxLength: 500)
         let recurrenceId = reader.instant("recurrenceId")
+        if let date = recurrenceId.value, !EventInput.supported.contains(date) {
+            reader.problems["recurrenceId"] = "must be an instance's original start, between 1900 and 2200"
+        }
         var familyMemberId: UUID?
         switch reader.fields["familyMemberId"] {
         case nil: break

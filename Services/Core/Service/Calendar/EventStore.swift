@@ -21,20 +21,27 @@ struct EventStore: Sendable {
             for try await row in try await connection.query(
                 """
                 SELECT \(unescaped: EventRecord.columns) FROM events e
-                WHERE e.community_id = \(community) AND e.deleted_at IS NULL AND e.starts_at < \(window.upperBound)
+                WHERE e.community_id = \(community) AND e.deleted_at IS NULL
                   AND CASE
-                      WHEN e.recurrence_parent_id IS NOT NULL THEN e.starts_at >= \(reach)
+                      -- An override replaces its instance wherever it moved: in the window by
+                      -- either its own start or its instance's original one.
+                      WHEN e.recurrence_parent_id IS NOT NULL THEN
+                          (e.starts_at >= \(reach) AND e.starts_at < \(window.upperBound))
                           OR (e.recurrence_id >= \(reach) AND e.recurrence_id < \(window.upperBound))
-                      WHEN e.recurrence_rule IS NOT NULL THEN e.recurrence_end IS NULL OR e.recurrence_end >= \(reach)
-                      ELSE e.starts_at >= \(reach)
+                      WHEN e.recurrence_rule IS NOT NULL THEN e.starts_at < \(window.upperBound)
+                          AND (e.recurrence_end IS NULL OR e.recurrence_end >= \(reach))
+                      ELSE e.starts_at >= \(reach) AND e.starts_at < \(window.upperBound)
                   END
                 """, logger: logger)
             {
                 rows.append(try EventRecord(row))
             }
+            // Answers to overrides moved into the window from far away are keyed far away.
+            let moved = rows.compactMap(\.recurrenceId)
             let answers = try await Self.answers(
-                to: rows.filter { !$0.isOverride }.map(\.id), from: reach, before: window.upperBound, viewer: viewer,
-                on: connection, logger: logger)
+                to: rows.filter { !$0.isOverride }.map(\.id), from: min(reach, moved.min() ?? reach),
+                before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
+                viewer: viewer, on: connection, logger: logger)
             return try EventWindow(window: window, answers: answers, limit: EventWindow.tooBusy).instances(of: rows)
         }
     }
@@ -66,7 +73,9 @@ struct EventStore: Sendable {
 
     // MARK: - Shared with the writers
 
-    /// The event `id` of the community (not deleted), locked for a write when `forUpdate`.
+    /// The event `id` of the community (not deleted), locked for a write when `forUpdate`
+    /// (`FOR NO KEY UPDATE`: a new answer's foreign-key check does not wait on it, so an edit
+    /// waiting for an instance's answer lock cannot deadlock with that answer).
     static func load(
         _ id: UUID, in community: UUID, forUpdate: Bool = false, on connection: PostgresConnection, logger: Logger
     ) async throws -> EventRecord {
@@ -74,7 +83,7 @@ struct EventStore: Sendable {
             """
             SELECT \(unescaped: EventRecord.columns) FROM events e
             WHERE e.id = \(id) AND e.community_id = \(community) AND e.deleted_at IS NULL
-            \(unescaped: forUpdate ? "FOR UPDATE" : "")
+            \(unescaped: forUpdate ? "FOR NO KEY UPDATE" : "")
             """, logger: logger)
         {
             return try EventRecord(row)

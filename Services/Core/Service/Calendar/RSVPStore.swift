@@ -27,7 +27,12 @@ struct RSVPStore: Sendable {
     {
         let user = granted.userId
         return try await writes.change(in: granted.communityId, by: user, request: request) { change, connection in
-            let (key, instance) = try await Self.instance(
+            let (key, _) = try await Self.instance(
+                eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
+            // Under the instance's lock, read it again: an edit that committed meanwhile (a
+            // cancellation, a new deadline) counts.
+            try await Self.lock(key, on: connection, logger: logger)
+            let (_, instance) = try await Self.instance(
                 eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
             if instance.cancelled { throw CalendarErrors.cancelled }
             if let deadline = instance.rsvpDeadline, Date() > deadline { throw CalendarErrors.rsvpClosed }
@@ -39,24 +44,26 @@ struct RSVPStore: Sendable {
                     throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
                 }
             }
-            try await Self.lock(key, on: connection, logger: logger)
             let before = try await Self.placed(key, on: connection, logger: logger)
             let previous = before.first { $0.userId == user && $0.familyMemberId == answer.familyMemberId }
             change.touched(
                 try await connection.changedRows(
                     """
-                    INSERT INTO rsvps AS r (event_id, recurrence_id, user_id, family_member_id, status, plus_ones, note)
+                    INSERT INTO rsvps AS r (
+                        event_id, recurrence_id, user_id, family_member_id, status, plus_ones, note, responded_at,
+                        updated_at, queued_at)
                     VALUES (\(key.eventId), \(key.recurrenceId), \(user), \(answer.familyMemberId),
-                            \(answer.status.rawValue)::rsvp_status, \(answer.plusOnes), \(answer.note))
+                            \(answer.status.rawValue)::rsvp_status, \(answer.plusOnes), \(answer.note),
+                            clock_timestamp(), clock_timestamp(), clock_timestamp())
                     ON CONFLICT (event_id, recurrence_id, user_id, family_member_id) DO UPDATE SET
                         status = EXCLUDED.status, plus_ones = EXCLUDED.plus_ones, note = EXCLUDED.note,
-                        responded_at = NOW(), updated_at = NOW(),
+                        responded_at = clock_timestamp(), updated_at = clock_timestamp(),
                         queued_at = CASE
                             WHEN EXCLUDED.status = 'yes' AND (r.status <> 'yes' OR EXCLUDED.plus_ones > r.plus_ones)
-                            THEN NOW() ELSE r.queued_at END
+                            THEN clock_timestamp() ELSE r.queued_at END
                     RETURNING 1
                     """, logger: logger))
-            let after = try await Self.place(key, capacity: instance.capacity, on: connection, logger: logger)
+            let after = try await Self.place(key, on: connection, logger: logger)
             guard let mine = after.first(where: { $0.userId == user && $0.familyMemberId == answer.familyMemberId })
             else { throw APIError.forbidden }
             let summary = instance.summary(recurrenceId: key.recurrenceId, seriesId: key.eventId)
@@ -163,14 +170,13 @@ struct RSVPStore: Sendable {
         try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))", logger: logger)
     }
 
-    /// Places every yes to the instance against `capacity` again (in answer order) and returns
-    /// the answers as they now stand. Call under ``lock(_:on:logger:)``.
-    static func place(
-        _ key: InstanceKey, capacity: Int?, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [Placed] {
+    /// Places every yes to the instance against its capacity again (in answer order) and
+    /// returns the answers as they now stand. Call under ``lock(_:on:logger:)``.
+    static func place(_ key: InstanceKey, on connection: PostgresConnection, logger: Logger) async throws
+        -> [Placed]
+    {
         try await connection.query(
-            "SELECT calendar_place_answers(\(key.eventId), \(key.recurrenceId)::timestamptz, \(capacity)::int)",
-            logger: logger)
+            "SELECT calendar_place_answers(\(key.eventId), \(key.recurrenceId)::timestamptz)", logger: logger)
         return try await placed(key, on: connection, logger: logger)
     }
 
