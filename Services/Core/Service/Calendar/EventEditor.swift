@@ -234,7 +234,9 @@ private struct Edit {
             // What the series is now: exceptions and overrides keep only instances it generates.
             let keys = (updated.exceptionDates + overrides.compactMap(\.recurrenceId).map(move.apply))
             let instances = updated.isSeries ? updated.instances(through: keys.max() ?? updated.startsAt) : []
-            if input.exceptionDates == nil { updated.exceptionDates = updated.exceptionDates.filter(instances.contains) }
+            if input.exceptionDates == nil {
+                updated.exceptionDates = updated.exceptionDates.filter(instances.contains)
+            }
             if !move.isZero {
                 try await connection.query(
                     """

@@ -130,7 +130,9 @@ struct EventInput {
             if (event.recurrenceRule?.utf8.count ?? 0) > 460 { problems["recurrenceRule"] = "is too long" }
         }
         if let exceptionDates { event.exceptionDates = Array(Set(exceptionDates)).sorted() }
-        for (field, date) in [("startsAt", event.startsAt), ("endsAt", event.endsAt), ("rsvpDeadline", event.rsvpDeadline)]
+        for (field, date) in [
+            ("startsAt", event.startsAt), ("endsAt", event.endsAt), ("rsvpDeadline", event.rsvpDeadline),
+        ]
         where !Self.supported.contains(date ?? event.startsAt) {
             problems[field] = "must be between 1900 and 2200"
         }

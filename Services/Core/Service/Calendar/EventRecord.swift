@@ -65,7 +65,8 @@ struct EventRecord: Sendable {
         guard let expansion = expansion(withExceptions: false) else { return [] }
         return Set(
             expansion.occurrences(
-                in: startsAt..<max(startsAt, last).addingTimeInterval(1), limit: RecurrenceRule.countRange.upperBound + 1))
+                in: startsAt..<max(startsAt, last).addingTimeInterval(1),
+                limit: RecurrenceRule.countRange.upperBound + 1))
     }
 
     /// The end of an instance that starts at `start`: the same length, or for an all-day event

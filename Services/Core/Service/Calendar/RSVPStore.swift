@@ -172,7 +172,9 @@ struct RSVPStore: Sendable {
 
     /// Places every yes to the instance against its capacity again (in answer order) and
     /// returns the answers as they now stand. Call under ``lock(_:on:logger:)``.
-    static func place(_ key: InstanceKey, on connection: PostgresConnection, logger: Logger) async throws
+    static func place(
+        _ key: InstanceKey, on connection: PostgresConnection, logger: Logger
+    ) async throws
         -> [Placed]
     {
         try await connection.query(
