@@ -315,7 +315,8 @@ write_postgres_settings() {
 port = $PG_PORT
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$socket_dir'
-max_connections = 200
+# The test suite runs many services in process at once, each with its own pool.
+max_connections = 400
 timezone = 'UTC'
 synchronous_commit = off
 ssl = on
