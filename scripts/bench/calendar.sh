@@ -16,7 +16,7 @@
 #   window-core: the same read straight to core on 127.0.0.1:8082, to show what the gateway
 #            and the megabyte it relays cost;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
-# per round, and once: FEED_BUILDS sequential full builds of that feed (about 6,600 events).
+# per round, and once: FEED_BUILDS sequential full builds of that feed (about 5,000 VEVENTs).
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,17 +27,9 @@ ROUNDS=${3:-3}
 FEED_BUILDS=${4:-20}
 PG_BIN=/usr/lib/postgresql/15/bin
 
-if (echo >/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
-    echo "the gateway is already running: stop the stack first (make down); this benchmark starts its own" >&2
-    exit 1
-fi
-command -v wrk >/dev/null || { apt-get update -q >&2 && apt-get install -y -q wrk >&2; }
-trap './scripts/stack.sh down >/dev/null 2>&1 || true' EXIT
-CONFIGURATION=release \
-    ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000000 \
-    ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE=1000000000 \
-    ORBITCOVE_LOG_LEVEL=warning \
-    ./scripts/stack.sh up >&2
+# shellcheck source=scripts/bench/lib.sh
+source scripts/bench/lib.sh
+start_release_stack
 
 echo "seeding (three communities of 2,200 events each) ..." >&2
 eval "$(python3 scripts/bench/calendar_seed.py 3 20 200 2000)"

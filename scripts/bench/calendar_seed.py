@@ -11,36 +11,15 @@ as many answers as a busy team gives. Prints shell assignments for the benchmark
     calendar_seed.py [COMMUNITIES] [MEMBERS] [SERIES] [SINGLES]   (3 20 200 2000)
 """
 
-import json
 import random
 import subprocess
 import sys
-import urllib.request
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-AUTH = "http://127.0.0.1:8081"
-CORE = "http://127.0.0.1:8082"
-BERLIN = ZoneInfo("Europe/Berlin")
-DAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+from bench_api import CORE, call, sign_in
 
-
-def call(base, method, path, body=None, token=None, address="10.77.0.1"):
-    request = urllib.request.Request(
-        base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
-        headers={"content-type": "application/json", "x-real-ip": address,
-                 **({"authorization": f"Bearer {token}"} if token else {})})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.load(response)["data"]
-
-
-def sign_in(index):
-    email = f"calendar-bench-{index}-{uuid.uuid4().hex[:8]}@example.com"
-    data = call(AUTH, "POST", "/api/v1/auth/dev", {"email": email, "displayName": f"Bench {index}"},
-                address=f"10.79.{index // 250}.{index % 250 + 1}")
-    return data["user"]["id"], data["accessToken"]
 
 
 def events(rng, now, series, singles):
@@ -78,7 +57,7 @@ def main():
     communities, members, series, singles = arguments + defaults[len(arguments):]
     rng = random.Random(2026)
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    people = [sign_in(index) for index in range(members)]
+    people = [sign_in(index, prefix="calendar-bench") for index in range(members)]
     (admin_id, admin_token), (user_id, token) = people[0], people[-1]
     window_from, window_to = now, now + timedelta(weeks=6)
     window = (window_from.strftime("%Y-%m-%dT%H:%M:%SZ"), window_to.strftime("%Y-%m-%dT%H:%M:%SZ"))

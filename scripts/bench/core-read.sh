@@ -22,16 +22,9 @@ ROUNDS=${3:-3}
 MEMBERS=${4:-20}
 PG_BIN=/usr/lib/postgresql/15/bin
 
-if (echo >/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
-    echo "the gateway is already running: stop the stack first (make down); this benchmark starts its own" >&2
-    exit 1
-fi
-command -v wrk >/dev/null || { apt-get update -q >&2 && apt-get install -y -q wrk >&2; }
-trap './scripts/stack.sh down >/dev/null 2>&1 || true' EXIT
-CONFIGURATION=release \
-    ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000 \
-    ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_LOG_LEVEL=warning \
-    ./scripts/stack.sh up >&2
+# shellcheck source=scripts/bench/lib.sh
+source scripts/bench/lib.sh
+start_release_stack
 
 eval "$(python3 scripts/bench/core_read_seed.py "$MEMBERS")"
 work=$(mktemp -d)

@@ -6,29 +6,9 @@ interfere) and prints shell assignments for the benchmark script:
     TOKEN=<a member's access token> COMMUNITY=<id> USER_ID=<that member's id>
 """
 
-import json
 import sys
-import urllib.request
-import uuid
 
-AUTH = "http://127.0.0.1:8081"
-CORE = "http://127.0.0.1:8082"
-
-
-def call(base, method, path, body=None, token=None, address="10.77.0.1"):
-    request = urllib.request.Request(
-        base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
-        headers={"content-type": "application/json", "x-real-ip": address,
-                 **({"authorization": f"Bearer {token}"} if token else {})})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)["data"]
-
-
-def sign_in(index):
-    email = f"bench-{index}-{uuid.uuid4().hex[:8]}@example.com"
-    data = call(AUTH, "POST", "/api/v1/auth/dev", {"email": email, "displayName": f"Bench {index}"},
-                address=f"10.77.{index // 250}.{index % 250 + 1}")
-    return data["user"]["id"], data["accessToken"]
+from bench_api import CORE, call, sign_in
 
 
 def main():

@@ -1,0 +1,16 @@
+# What the benchmark scripts share (sourced): refuse to run beside a running gateway, install
+# wrk if missing, and start the local stack with release builds and rate limits out of the
+# way, stopped again when the script exits.
+start_release_stack() {
+    if (echo >/dev/tcp/127.0.0.1/8080) 2>/dev/null; then
+        echo "the gateway is already running: stop the stack first (make down); this benchmark starts its own" >&2
+        exit 1
+    fi
+    command -v wrk >/dev/null || { apt-get update -q >&2 && apt-get install -y -q wrk >&2; }
+    trap './scripts/stack.sh down >/dev/null 2>&1 || true' EXIT
+    CONFIGURATION=release \
+        ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000000 \
+        ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE=1000000000 \
+        ORBITCOVE_LOG_LEVEL=warning \
+        ./scripts/stack.sh up >&2
+}
