@@ -20,6 +20,8 @@ from zoneinfo import ZoneInfo
 
 from bench_api import CORE, call, sign_in
 
+BERLIN = ZoneInfo("Europe/Berlin")
+DAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
 
 
 def events(rng, now, series, singles):
