@@ -21,8 +21,9 @@ import Testing
             "first difference at \(first): \(String(decoding: written[max(0, first - 60)..<min(written.count, first + 40)], as: UTF8.self)) vs \(String(decoding: encoded[max(0, first - 60)..<min(encoded.count, first + 40)], as: UTF8.self))"
         )
         // And inside the envelope, as the route sends it.
-        let envelope = DataEnvelope(data: try CalendarEvent.json(events), meta: ResponseMeta(requestId: "r"))
-        let expected = DataEnvelope(data: events, meta: ResponseMeta(requestId: "r"))
+        let meta = ResponseMeta(requestId: "r")
+        let envelope = DataEnvelope(data: try CalendarEvent.json(events), meta: meta)
+        let expected = DataEnvelope(data: events, meta: meta)
         #expect(try JSONCoding.encoder.encodeBytes(envelope) == JSONCoding.encoder.encodeBytes(expected))
     }
 

@@ -213,6 +213,30 @@ extension CalendarRouteTests {
     }
 }
 
+extension CalendarRouteTests {
+    /// From review: a series with an end date (UNTIL in UTC, as Google writes it) moved an
+    /// hour later kept all but its last instance; the end moves with the series.
+    @Test func movingASeriesWithAnEndDateKeepsItsLastInstance() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-06-03T18:00:00+02:00","recurrenceRule":"FREQ=WEEKLY;UNTIL=20310624T160000Z"}"#
+            )
+            let (from, to) = ("2031-06-01T00:00:00Z", "2031-07-01T00:00:00Z")
+            #expect(try await api.window(club, from, to, as: coach).count == 4)
+            let moved = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/events/\(series.id)", as: coach,
+                json: #"{"startsAt":"2031-06-03T19:00:00+02:00"}"#)
+            #expect(moved.status == .ok)
+            let instances = try await api.window(club, from, to, as: coach)
+            #expect(instances.count == 4 && instances.allSatisfy { localHour($0.startsAt, "Europe/Berlin") == 19 })
+            #expect((try moved.data(CalendarEvent.self)).recurrenceRule == "FREQ=WEEKLY;UNTIL=20310624T170000Z")
+        }
+    }
+}
+
 extension CoreHarness {
     func createEvent(in community: Community, by person: Person, _ json: String) async throws -> CalendarEvent {
         let reply = try await call(.post, "/api/v1/communities/\(community.id)/events", as: person, json: json)

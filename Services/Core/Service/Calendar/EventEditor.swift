@@ -230,6 +230,12 @@ private struct Edit {
             if !move.isZero, input.exceptionDates == nil {
                 updated.exceptionDates = current.exceptionDates.map(move.apply)
             }
+            // An end date moves with the series (unless a new rule came with the move).
+            if !move.isZero, case .keep = input.recurrenceRule, let rule = updated.rule,
+                case .until(let bound) = rule.end
+            {
+                updated.recurrenceRule = rule.ending(.until(move.apply(bound))).rfc5545Value
+            }
             let overrides = try await EventStore.overrides(of: current.id, on: connection, logger: logger)
             // What the series is now: exceptions and overrides keep only instances it generates.
             let keys = (updated.exceptionDates + overrides.compactMap(\.recurrenceId).map(move.apply))
@@ -501,6 +507,18 @@ struct WallClockShift {
     }
 
     var isZero: Bool { seconds == 0 }
+
+    /// A rule's end moved the same way: a UTC bound by its instant, a date by its midnight.
+    func apply(_ bound: RecurrenceRule.Until) -> RecurrenceRule.Until {
+        switch bound {
+        case .utc(let time): .utc(CivilDateTime.clamped(apply(time.date(in: .gmt)), in: .gmt))
+        case .date(let day):
+            CivilDateTime(date: day, hour: 0, minute: 0, second: 0).map {
+                .date(CivilDateTime.clamped(apply($0.date(in: zone)), in: zone).date)
+            } ?? bound
+        case .floating: bound
+        }
+    }
 
     func apply(_ instant: Date) -> Date {
         guard !isZero else { return instant }
