@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -108,7 +109,13 @@ let package = Package(
         + service(
             "Core", executable: "orbitcove-core",
             extra: ["OrbitCoveCalendar", .product(name: "Crypto", package: "swift-crypto")])
-        + service("Notifications", executable: "orbitcove-notifications")
+        + service(
+            "Notifications", executable: "orbitcove-notifications",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ])
         + service("Media", executable: "orbitcove-media")
         + service("Reminders", executable: "orbitcove-reminders")
         + [
@@ -139,6 +146,27 @@ let package = Package(
             .executableTarget(
                 name: "orbitcove-ics-dump", dependencies: ["OrbitCoveCalendar"], path: "Tools/ICSDump",
                 swiftSettings: strict),
+            // A local endpoint that answers as Apple's push service does (HTTP/2 over TLS, provider
+            // tokens checked, status codes and reasons): the notifications tests and the push
+            // benchmark run the production APNs provider against it.
+            .target(
+                name: "APNsStandIn",
+                dependencies: [
+                    logging,
+                    .product(name: "NIOCore", package: "swift-nio"),
+                    .product(name: "NIOPosix", package: "swift-nio"),
+                    .product(name: "NIOHTTP1", package: "swift-nio"),
+                    .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                    .product(name: "Crypto", package: "swift-crypto"),
+                ],
+                path: "Tools/APNsStandIn",
+                swiftSettings: strict),
+            .executableTarget(
+                name: "orbitcove-apns-standin",
+                dependencies: ["APNsStandIn", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                path: "Tools/APNsStandInRun",
+                swiftSettings: strict),
             .executableTarget(
                 name: "orbitcove-admin",
                 dependencies: ["AdminCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -150,7 +178,7 @@ let package = Package(
                 dependencies: [
                     "OrbitCoveModels", "OrbitCoveInfra", "OrbitCoveCalendar",
                     "AuthService", "CoreService", "NotificationsService", "MediaService", "RemindersService",
-                    "AdminCommands", hummingbird, lifecycle, logging, postgres,
+                    "AdminCommands", "APNsStandIn", hummingbird, lifecycle, logging, postgres,
                     .product(name: "HummingbirdTesting", package: "hummingbird"),
                     .product(name: "JWTKit", package: "jwt-kit"),
                     .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import NotificationsService
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
@@ -14,12 +13,9 @@ import Testing
 @Suite struct CommunityFlowTests {
     @Test func aNewCommunityReachesItsCreatorsNotificationsExactlyOnce() async throws {
         try await CoreHarness.run { api in
-            let notificationsRuntime = try TestEnvironment.runtime(
-                name: "orbitcove-notifications", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
-            let notifications = notificationsRuntime.makeApplication(
-                try NotificationsApplication.parts(runtime: notificationsRuntime))
             let (ana, ben) = (try await api.signIn("Ana"), try await api.signIn("Ben"))
-            try await notifications.test(.router) { notificationsClient in
+            try await NotificationsHarness.run(api) { notifications in
+                let notificationsClient = notifications.client
                 let name = "Tigers \(UUID().uuidString.prefix(6))"
                 let created = try await api.call(
                     .post, "/api/v1/communities", as: ana,

@@ -42,6 +42,9 @@ package enum CoreApplication {
             store: MemberStore(database: database, writes: kit.writes, logger: log("members")), cache: kit.cache
         )
         .register(on: community)
+        NotificationPreferencesRoutes(
+            store: NotificationPreferencesStore(database: database, logger: log("notification-preferences"))
+        ).register(on: community)
         InviteRoutes(
             store: InviteStore(database: database, writes: kit.writes, logger: log("invites")), gate: kit.gate,
             limiter: limiter, lookupLimit: core.inviteLookupLimit

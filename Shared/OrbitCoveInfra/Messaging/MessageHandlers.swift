@@ -54,7 +54,7 @@ package struct MessageHandlers: Sendable {
         do {
             // Handlers act for the system: a message names its community, and fanning it out
             // to that community's members reads past any one user's view.
-            let applied = try await database.transaction(scope: .system) { connection in
+            let applied = try await database.transaction(scope: .system) { connection -> Applied in
                 let rows = try await connection.query(
                     """
                     INSERT INTO inbox (consumer, message_id, message_type) VALUES (\(consumer), \(head.id), \(head.type))
@@ -62,11 +62,22 @@ package struct MessageHandlers: Sendable {
                     """, logger: logger)
                 var inserted = false
                 for try await _ in rows { inserted = true }
-                guard inserted else { return false }
-                try await handler.handle(message.body, connection, logger)
-                return true
+                guard inserted else { return .duplicate }
+                do {
+                    try await handler.handle(message.body, connection, logger)
+                } catch let remainder as RetryRemainder {
+                    // Keep what was done; forget the message was seen, so the retry runs again.
+                    try await connection.query(
+                        "DELETE FROM inbox WHERE consumer = \(consumer) AND message_id = \(head.id)", logger: logger)
+                    return .partly(remainder.reason)
+                }
+                return .applied
             }
-            if applied {
+            if case .partly(let reason) = applied {
+                logger.notice("message partly handled; the rest will be retried", metadata: ["reason": .string(reason)])
+                return .failed(reason: reason)
+            }
+            if applied == .applied {
                 logger.info("message processed")
             } else {
                 logger.info("duplicate message acknowledged without reprocessing")
@@ -89,6 +100,22 @@ package struct MessageHandlers: Sendable {
             return .failed(reason: logDescription(of: error))
         }
     }
+}
+
+private enum Applied: Equatable {
+    case applied
+    case duplicate
+    case partly(String)
+}
+
+/// Thrown by a handler that did part of its work and must keep it (pushes APNs accepted)
+/// while the rest waits for another attempt (pushes APNs asked us to retry): its writes
+/// commit, the message is not marked as seen, and the delivery goes through the retry tiers
+/// like a failure, and is dead-lettered after the last.
+package struct RetryRemainder: Error {
+    package let reason: String
+
+    package init(_ reason: String) { self.reason = reason }
 }
 
 /// Thrown by a handler for a message that decodes but can never be applied (a validation

@@ -1,0 +1,142 @@
+import Foundation
+import Hummingbird
+import OrbitCoveInfra
+import OrbitCoveModels
+
+/// `…/members/me/notification-preferences`: what the caller hears from this community.
+struct NotificationPreferencesRoutes {
+    let store: NotificationPreferencesStore
+    /// At most this many muted series per community.
+    static let maxMuted = 500
+
+    func register(on community: RouterGroup<AppRequestContext>) {
+        community.get("members/me/notification-preferences") { _, context in
+            let granted = try context.member(.viewContent)
+            return try Response.data(
+                try await store.preferences(of: granted.userId, in: granted.communityId), requestId: context.requestId)
+        }
+        community.patch("members/me/notification-preferences") { request, context in
+            let granted = try context.member(.viewContent)
+            let patch = try await read(request, context)
+            let preferences = try await store.update(of: granted.userId, in: granted.communityId) { preferences in
+                patch.apply(to: &preferences)
+            }
+            return try Response.data(preferences, requestId: context.requestId)
+        }
+    }
+
+    /// A partial change: what is left out stays, `quietHours: null` ends quiet hours.
+    struct Patch: Sendable {
+        var push: Bool?
+        var categories: [String: Bool] = [:]
+        var mutedEvents: [UUID]?
+        var quietHours: Change<QuietHours> = .keep
+
+        func apply(to preferences: inout NotificationPreferences) {
+            if let push { preferences.push = push }
+            preferences.categories.merge(categories) { _, new in new }
+            if let mutedEvents { preferences.mutedEvents = mutedEvents }
+            switch quietHours {
+            case .keep: break
+            case .clear: preferences.quietHours = nil
+            case .set(let hours): preferences.quietHours = hours
+            }
+        }
+    }
+
+    private func read(_ request: Request, _ context: AppRequestContext) async throws -> Patch {
+        var reader = try await FieldReader.read(
+            request, context: context, allowed: ["push", "categories", "mutedEvents", "quietHours"])
+        var patch = Patch()
+        if reader.fields["push"] == .null { reader.problems["push"] = "must be true or false" }
+        patch.push = reader.boolean("push")
+        for (key, value) in reader.object("categories") ?? [:] {
+            guard let category = NotificationCategory(rawValue: key), category != .personal else {
+                reader.problems["categories.\(key)"] =
+                    "is not a category; they are \(NotificationCategory.switchable.map(\.rawValue).joined(separator: ", "))"
+                continue
+            }
+            guard case .bool(let on) = value else {
+                reader.problems["categories.\(key)"] = "must be true or false"
+                continue
+            }
+            patch.categories[category.rawValue] = on
+        }
+        switch reader.fields["mutedEvents"] {
+        case nil: break
+        case .array(let items) where items.count <= Self.maxMuted:
+            let ids = items.compactMap { item -> UUID? in
+                if case .string(let text) = item { return UUID(uuidString: text) }
+                return nil
+            }
+            if ids.count == items.count {
+                patch.mutedEvents = Array(Set(ids)).sorted { $0.uuidString < $1.uuidString }
+            } else {
+                reader.problems["mutedEvents"] = "must be a list of event ids"
+            }
+        default:
+            reader.problems["mutedEvents"] = "must be a list of at most \(Self.maxMuted) event ids"
+        }
+        switch reader.fields["quietHours"] {
+        case nil: break
+        case .null: patch.quietHours = .clear
+        case .object(let fields):
+            if let hours = await quietHours(fields, problems: &reader.problems) { patch.quietHours = .set(hours) }
+        default: reader.problems["quietHours"] = "must be an object or null"
+        }
+        try reader.check()
+        return patch
+    }
+
+    /// `{"start": "22:00", "end": "07:00", "timeZone": "Europe/Berlin", "breakThrough": ["mentions"]}`.
+    private func quietHours(_ fields: [String: JSONValue], problems: inout [String: String]) async -> QuietHours? {
+        let allowed: Set = ["start", "end", "timeZone", "breakThrough"]
+        for key in fields.keys where !allowed.contains(key) {
+            problems["quietHours.\(key)"] = "is not a field of quietHours"
+        }
+        var times: [String: String] = [:]
+        for key in ["start", "end"] {
+            guard case .string(let text) = fields[key], Self.isClockTime(text) else {
+                problems["quietHours.\(key)"] = "must be a time of day as HH:MM (00:00 to 23:59)"
+                continue
+            }
+            times[key] = text
+        }
+        var zone: String?
+        if case .string(let text) = fields["timeZone"], text.utf8.count <= 64, TimeZone(identifier: text) != nil,
+            await store.knowsZone(text)
+        {
+            zone = text
+        } else {
+            problems["quietHours.timeZone"] = "must be an IANA time zone such as Europe/Berlin"
+        }
+        var breakThrough: [NotificationCategory] = []
+        switch fields["breakThrough"] {
+        case nil: break
+        case .array(let items):
+            for item in items {
+                guard case .string(let text) = item, let category = NotificationCategory(rawValue: text),
+                    NotificationCategory.urgent.contains(category)
+                else {
+                    problems["quietHours.breakThrough"] =
+                        "must list only \(NotificationCategory.urgent.map(\.rawValue).joined(separator: " and "))"
+                    return nil
+                }
+                if !breakThrough.contains(category) { breakThrough.append(category) }
+            }
+        default:
+            problems["quietHours.breakThrough"] = "must be a list"
+        }
+        guard let start = times["start"], let end = times["end"], let zone else { return nil }
+        return QuietHours(start: start, end: end, timeZone: zone, breakThrough: breakThrough)
+    }
+
+    static func isClockTime(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+            parts.allSatisfy({ $0.utf8.count == 2 && $0.utf8.allSatisfy { (48...57).contains($0) } }),
+            let hours = Int(parts[0]), let minutes = Int(parts[1])
+        else { return false }
+        return (0...23).contains(hours) && (0...59).contains(minutes)
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// A member's own notification settings in one community (`members.notification_prefs`),
+/// which the notifications service reads in the statement that writes history.
+struct NotificationPreferencesStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    func preferences(of userId: UUID, in communityId: UUID) async throws -> NotificationPreferences {
+        try await database.transaction(userId: userId) { connection in
+            try await Self.read(userId, communityId, lock: false, on: connection, logger: logger)
+        }
+    }
+
+    /// Applies `change` to the stored settings (locked, so two changes at once both land).
+    func update(
+        of userId: UUID, in communityId: UUID, _ change: @Sendable (inout NotificationPreferences) -> Void
+    ) async throws -> NotificationPreferences {
+        try await database.transaction(userId: userId) { connection in
+            var preferences = try await Self.read(userId, communityId, lock: true, on: connection, logger: logger)
+            change(&preferences)
+            let json = String(decoding: try JSONCoding.encoder.encode(preferences), as: UTF8.self)
+            try await connection.query(
+                """
+                UPDATE members SET notification_prefs = \(json)::jsonb
+                WHERE community_id = \(communityId) AND user_id = \(userId) AND left_at IS NULL
+                """, logger: logger)
+            return preferences
+        }
+    }
+
+    /// Whether PostgreSQL knows `zone` (history is written there, in the member's zone).
+    func knowsZone(_ zone: String) async -> Bool {
+        do {
+            return try await database.transaction(scope: .system) { connection in
+                // An unknown zone is an error here (and only here).
+                try await connection.query("SELECT NOW() AT TIME ZONE \(zone)", logger: logger)
+                return true
+            }
+        } catch {
+            return false
+        }
+    }
+
+    private static func read(
+        _ userId: UUID, _ communityId: UUID, lock: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws -> NotificationPreferences {
+        let rows = try await connection.query(
+            """
+            SELECT coalesce(notification_prefs, '{}')::text FROM members
+            WHERE community_id = \(communityId) AND user_id = \(userId) AND left_at IS NULL
+            \(unescaped: lock ? "FOR NO KEY UPDATE" : "")
+            """, logger: logger)
+        for try await stored in rows.decode(String.self) {
+            return (try? JSONCoding.decoder.decode(NotificationPreferences.self, from: Data(stored.utf8))) ?? .defaults
+        }
+        throw CommunityGate.notFound
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+
+/// Every message that becomes notifications, in one place: for each message type, who hears
+/// it, what kind of news it is (its category follows from the type), the words and the deep
+/// link. The writer applies each member's preferences and the pushes follow from the rows, so
+/// a new message type is one more `notify` here (and a test); docs/ARCHITECTURE.md says how.
+enum NotificationCatalog {
+    static func register(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
+        registerCommunity(&handlers, writer: writer)
+        registerCalendar(&handlers, writer: writer)
+    }
+
+    private static func registerCommunity(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
+        handlers.notify(CommunityCreated.self, writer: writer) { envelope, _ in
+            let created = envelope.data
+            return [
+                Notice(
+                    audience: .person(created.createdBy, of: created.communityId), type: .communityUpdate,
+                    title: "\(created.name) is ready",
+                    body: "Invite members with an invite code from the community's settings.",
+                    link: DeepLink(communityId: created.communityId))
+            ]
+        }
+        handlers.notify(CommunityUpdated.self, writer: writer) { envelope, _ in
+            // Deletion and restoration concern everyone; other edits reach clients through sync.
+            let update = envelope.data
+            let words: (String, String)? =
+                update.changes.contains("deleted")
+                ? ("\(update.name) was deleted", "An admin can restore it within 30 days.")
+                : update.changes.contains("restored") ? ("\(update.name) is back", "An admin restored it.") : nil
+            guard let (title, body) = words else { return [] }
+            return [
+                Notice(
+                    audience: .members(of: update.communityId, except: update.updatedBy), type: .communityUpdate,
+                    title: title, body: body, link: DeepLink(communityId: update.communityId))
+            ]
+        }
+        handlers.notify(MemberJoined.self, writer: writer) { envelope, _ in
+            let joined = envelope.data
+            return [
+                Notice(
+                    audience: .members(of: joined.communityId, except: joined.userId), type: .memberJoined,
+                    title: "\(joined.displayName) joined \(joined.communityName)", body: "Say hello!",
+                    link: DeepLink(communityId: joined.communityId, userId: joined.userId))
+            ]
+        }
+        handlers.notify(MemberLeft.self, writer: writer) { envelope, _ in
+            let left = envelope.data
+            return [
+                Notice(
+                    audience: .admins(of: left.communityId, except: left.userId), type: .memberLeft,
+                    title: "\(left.displayName) left \(left.communityName)", body: "They are no longer a member.",
+                    link: DeepLink(communityId: left.communityId, userId: left.userId))
+            ]
+        }
+        handlers.notify(MemberRemoved.self, writer: writer) { envelope, _ in
+            let removed = envelope.data
+            return [
+                Notice(
+                    audience: .person(removed.userId, of: removed.communityId), type: .memberRemoved,
+                    title: "You were removed from \(removed.communityName)",
+                    body: "An admin removed you. Ask them for a new invite code to rejoin.",
+                    link: DeepLink(communityId: removed.communityId, userId: removed.userId))
+            ]
+        }
+        handlers.notify(MemberRoleChanged.self, writer: writer) { envelope, _ in
+            let change = envelope.data
+            let promoted = change.role == .admin
+            return [
+                Notice(
+                    audience: .users([change.userId], of: change.communityId, except: change.changedBy),
+                    type: .roleChanged,
+                    title: promoted
+                        ? "You are now an admin of \(change.communityName)"
+                        : "You are no longer an admin of \(change.communityName)",
+                    body: promoted ? "You can now manage members, invites and settings." : "You remain a member.",
+                    link: DeepLink(communityId: change.communityId, userId: change.userId))
+            ]
+        }
+    }
+
+    /// Members hear of new events (asked to answer when the event wants answers), of a changed
+    /// time or place and of cancellations; a waiting yes hears when a place opens, through
+    /// its guardian for a dependant. Single answers are not news: organisers read attendance.
+    private static func registerCalendar(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
+        handlers.notify(EventCreated.self, writer: writer) { envelope, _ in
+            let created = envelope.data
+            let event = created.event
+            return [
+                Notice(
+                    audience: .members(of: created.communityId, except: event.createdBy),
+                    type: created.rsvpRequested ? .rsvpRequest : .eventCreated,
+                    title: "New in \(created.communityName): \(event.title)",
+                    body: "\(EventWording.when(event))."
+                        + (created.rsvpRequested ? " Let them know if you are coming." : ""),
+                    link: EventWording.link(event, in: created.communityId), series: event.eventId,
+                    collapseId: EventWording.collapseId(event))
+            ]
+        }
+        handlers.notify(EventUpdated.self, writer: writer) { envelope, _ in
+            let update = envelope.data
+            let event = update.event
+            let cancelled = update.changes.contains("cancelled") || update.changes.contains("deleted")
+            let moved = update.changes.contains("time") || update.changes.contains("place")
+            guard cancelled || moved else { return [] }
+            return [
+                Notice(
+                    audience: .members(of: update.communityId, except: update.updatedBy),
+                    type: cancelled ? .eventCancelled : .eventChanged,
+                    title: cancelled ? "Cancelled: \(event.title)" : "Changed: \(event.title)",
+                    body: cancelled
+                        ? "\(EventWording.when(event)) will not take place."
+                        : "Now \(EventWording.when(event)).",
+                    link: EventWording.link(event, in: update.communityId), series: event.eventId,
+                    collapseId: EventWording.collapseId(event))
+            ]
+        }
+        handlers.notify(EventRSVPChanged.self, writer: writer) { _, _ in [] }
+        handlers.notify(EventWaitlistPromoted.self, writer: writer) { envelope, lookup in
+            let promoted = envelope.data
+            let event = promoted.event
+            var person = promoted.userId
+            var who = "You have"
+            if let dependant = promoted.familyMemberId, let guardian = try await lookup.guardian(of: dependant) {
+                person = guardian.userId
+                who = "\(guardian.dependantName) has"
+            }
+            var link = EventWording.link(event, in: promoted.communityId)
+            link.familyMemberId = promoted.familyMemberId
+            return [
+                Notice(
+                    audience: .users([person], of: promoted.communityId, except: nil), type: .waitlistPromoted,
+                    title: "\(who) a place: \(event.title)",
+                    body: "A place opened up for \(EventWording.when(event)) and was next on the waitlist.",
+                    link: link, collapseId: EventWording.collapseId(event))
+            ]
+        }
+    }
+}

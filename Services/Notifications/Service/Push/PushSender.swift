@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// Handles a ``PushDue`` job: the rows' pushes go to every device their users have, in
+/// parallel, with the unread count as the badge. Final answers (accepted, or refused for
+/// good) are kept as receipts, so a retried job sends only what is still owed; dead tokens
+/// are dropped. If APNs asked for a retry, the job throws ``RetryRemainder``: what was
+/// done commits, and the job comes back through the queue's retry tiers.
+struct PushSender: Sendable {
+    let provider: any PushProvider
+    let concurrency: Int
+    /// How long APNs keeps a push for a device that is off.
+    static let keepFor: TimeInterval = 86_400
+
+    func send(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws {
+        let targets = try await Self.targets(ids, on: connection, logger: logger)
+        let outcomes = await deliver(targets.compactMap(\.push))
+        var receipts: [(UUID, String, PushOutcome)] = []
+        var owed = Set<UUID>()
+        for (target, outcome) in zip(targets.filter { $0.push != nil }, outcomes) {
+            if outcome.isFinal {
+                receipts.append((target.notificationId, target.push?.token ?? "", outcome))
+            } else {
+                owed.insert(target.notificationId)
+            }
+        }
+        try await Self.record(receipts, on: connection, logger: logger)
+        let finished = Set(targets.map(\.notificationId)).subtracting(owed)
+        try await connection.query(
+            "UPDATE notifications SET push_at = NULL WHERE id = ANY(\(Array(finished)))", logger: logger)
+        let retries = outcomes.filter { !$0.isFinal }
+        if let first = retries.first {
+            throw RetryRemainder("\(retries.count) of \(outcomes.count) pushes to retry; first: \(first)")
+        }
+    }
+
+    /// Sends every push, at most `concurrency` at a time; outcomes in the pushes' order.
+    private func deliver(_ pushes: [PushMessage]) async -> [PushOutcome] {
+        await withTaskGroup(of: (Int, PushOutcome).self) { group in
+            var outcomes = [PushOutcome?](repeating: nil, count: pushes.count)
+            var next = 0
+            while next < min(concurrency, pushes.count) {
+                let (index, push) = (next, pushes[next])
+                group.addTask { (index, await provider.send(push)) }
+                next += 1
+            }
+            while let (index, outcome) = await group.next() {
+                outcomes[index] = outcome
+                if next < pushes.count {
+                    let (index, push) = (next, pushes[next])
+                    group.addTask { (index, await provider.send(push)) }
+                    next += 1
+                }
+            }
+            return outcomes.map { $0 ?? .retry(status: nil, reason: "not sent") }
+        }
+    }
+
+    /// A row still owed a push, with one device it has not reached (or none: nothing to send).
+    struct Target {
+        var notificationId: UUID
+        var push: PushMessage?
+    }
+
+    /// The rows' owed pushes, locked so a second job for the same rows waits rather than
+    /// sending twice (SKIP LOCKED: it leaves them to this one).
+    static func targets(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws -> [Target] {
+        let rows = try await connection.query(
+            """
+            WITH due AS (
+                SELECT id, user_id, community_id, type::text AS type, title, body, data::text AS data, collapse_id
+                FROM notifications WHERE id = ANY(\(ids)) AND push_at IS NOT NULL
+                FOR NO KEY UPDATE SKIP LOCKED
+            ), badges AS (
+                SELECT users.user_id,
+                       (SELECT count(*)::int FROM notifications n WHERE n.user_id = users.user_id AND n.read_at IS NULL) AS unread
+                FROM (SELECT DISTINCT user_id FROM due) users
+            )
+            SELECT due.*, badges.unread, d.token, d.environment, d.bundle_id
+            FROM due JOIN badges USING (user_id)
+            LEFT JOIN devices d ON d.user_id = due.user_id
+                AND NOT EXISTS (SELECT 1 FROM push_receipts r WHERE r.notification_id = due.id AND r.token = d.token)
+            ORDER BY due.id
+            """, logger: logger)
+        var targets: [Target] = []
+        let expiration = Date().addingTimeInterval(keepFor)
+        for try await row in rows {
+            let columns = row.makeRandomAccess()
+            let id = try columns["id"].decode(UUID.self)
+            guard let token = try columns["token"].decode(String?.self) else {
+                targets.append(Target(notificationId: id, push: nil))
+                continue
+            }
+            let payload = try PushPayload(
+                notificationId: id, type: try columns["type"].decode(String.self),
+                title: try columns["title"].decode(String.self), body: try columns["body"].decode(String.self),
+                communityId: try columns["community_id"].decode(UUID?.self),
+                data: try columns["data"].decode(String.self), badge: try columns["unread"].decode(Int.self)
+            ).bytes()
+            targets.append(
+                Target(
+                    notificationId: id,
+                    push: PushMessage(
+                        token: token,
+                        environment: PushEnvironment(rawValue: try columns["environment"].decode(String.self))
+                            ?? .production,
+                        topic: try columns["bundle_id"].decode(String.self), payload: payload,
+                        collapseId: try columns["collapse_id"].decode(String?.self), expiration: expiration)))
+        }
+        return targets
+    }
+
+    /// Receipts for final answers, and dead tokens dropped (unless re-registered after APNs
+    /// found them dead).
+    private static func record(
+        _ receipts: [(UUID, String, PushOutcome)], on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard !receipts.isEmpty else { return }
+        // Arrays without NULLs, bound as parameters: '' stands for none.
+        var (ids, tokens, statuses, apnsIds, reasons) = ([UUID](), [String](), [Int](), [String](), [String]())
+        var dead: [String] = []
+        var deadSince: [Date] = []
+        for (id, token, outcome) in receipts {
+            ids.append(id)
+            tokens.append(token)
+            switch outcome {
+            case .accepted(let apnsId):
+                statuses.append(200)
+                apnsIds.append(apnsId.flatMap { UUID(uuidString: $0)?.lowercasedString } ?? "")
+                reasons.append("")
+            case .refused(let status, let reason, let drop, let since):
+                statuses.append(status)
+                apnsIds.append("")
+                reasons.append(String(reason.prefix(100)))
+                if drop {
+                    dead.append(token)
+                    deadSince.append(since ?? .distantFuture)
+                }
+            case .retry:
+                continue
+            }
+        }
+        try await connection.query(
+            """
+            INSERT INTO push_receipts (notification_id, token, status, apns_id, reason)
+            SELECT id, token, status, nullif(apns_id, '')::uuid, nullif(reason, '')
+            FROM unnest(\(ids)::uuid[], \(tokens)::text[], \(statuses)::int[], \(apnsIds)::text[], \(reasons)::text[])
+                AS receipt(id, token, status, apns_id, reason)
+            ON CONFLICT DO NOTHING
+            """, logger: logger)
+        guard !dead.isEmpty else { return }
+        try await connection.query(
+            """
+            DELETE FROM devices d USING unnest(\(dead)::text[], \(deadSince)::timestamptz[]) AS gone(token, since)
+            WHERE d.token = gone.token AND d.updated_at < gone.since
+            """, logger: logger)
+        logger.info("dropped dead device tokens", metadata: ["count": "\(dead.count)"])
+    }
+}

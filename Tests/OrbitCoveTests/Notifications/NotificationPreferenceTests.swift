@@ -1,0 +1,206 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+/// Each member's settings per community, applied where history is written: a category off
+/// writes nothing, a muted series is silent, push off keeps the row but sends nothing, and
+/// quiet hours hold the push (not the row) until they end in the member's own zone.
+@Suite struct NotificationPreferenceTests {
+    @Test func switchesAndMutesDecideWhatIsWritten() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, ada, ben) = (
+                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+                )
+                let club = try await api.community(by: coach)
+                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
+
+                let defaults = try await api.call(.get, preferences, as: ada).data(NotificationPreferences.self)
+                #expect(defaults == .defaults)
+                #expect(Set(defaults.categories.keys) == Set(NotificationCategory.switchable.map(\.rawValue)))
+
+                let series = try await api.createEvent(
+                    in: club, by: coach,
+                    #"{"title":"Practice","startsAt":"2031-03-04T18:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=5"}"#)
+                let other = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Party","startsAt":"2031-03-20T18:00:00Z"}"#)
+                #expect(try await harness.settled(ada, .eventCreated, count: 2))
+
+                // Ada turns event news off; Ben mutes the practice series.
+                let off = try await api.call(.patch, preferences, as: ada, json: #"{"categories":{"events":false}}"#)
+                #expect(off.status == .ok)
+                #expect(try off.data(NotificationPreferences.self).categories["events"] == false)
+                #expect(try off.data(NotificationPreferences.self).categories["rsvp"] == true)
+                let muted = try await api.call(
+                    .patch, preferences, as: ben, json: #"{"mutedEvents":["\#(series.id)"]}"#)
+                #expect(try muted.data(NotificationPreferences.self).mutedEvents == [series.id])
+
+                for event in [series, other] {
+                    _ = try await api.call(
+                        .patch, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach,
+                        json: #"{"locationName":"Hall \#(event.id.uuidString.prefix(4))"}"#)
+                }
+                #expect(try await harness.settled(ben, .eventChanged, count: 1))
+                #expect(try await harness.settled(ada, .eventChanged, count: 0))
+                let told = try await harness.history(of: ben).filter { $0.type == .eventChanged }
+                #expect(told.first?.data["eventId"] == .string(other.id.lowercasedString))
+                // News about Ada herself has no switch.
+                _ = try await api.call(
+                    .patch, "/api/v1/communities/\(club.id)/members/\(ada.id)", as: coach, json: #"{"role":"admin"}"#)
+                #expect(try await harness.settled(ada, .roleChanged, count: 1))
+            }
+        }
+    }
+
+    @Test func pushOffAndQuietHoursHoldThePushNotTheRow() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, ada, ben, cy) = (
+                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben"),
+                    try await api.signIn("Cy")
+                )
+                let club = try await api.community(by: coach)
+                for person in [ada, ben, cy] { try await api.join(person, club, invitedBy: coach) }
+                let (adas, bens, cys) = (
+                    try await harness.device(for: ada), try await harness.device(for: ben),
+                    try await harness.device(for: cy)
+                )
+                let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
+                #expect(try await api.call(.patch, preferences, as: ada, json: #"{"push":false}"#).status == .ok)
+                // Ben's quiet hours are now, in his zone (an hour either side).
+                let zone = "America/New_York"
+                let calendar = try Self.calendar(in: zone)
+                let hour = calendar.component(.hour, from: Date())
+                let (start, end) = (
+                    String(format: "%02d:00", (hour + 23) % 24), String(format: "%02d:59", (hour + 1) % 24)
+                )
+                let quiet = try await api.call(
+                    .patch, preferences, as: ben,
+                    json: #"{"quietHours":{"start":"\#(start)","end":"\#(end)","timeZone":"\#(zone)"}}"#)
+                #expect(quiet.status == .ok)
+                #expect(
+                    try quiet.data(NotificationPreferences.self).quietHours
+                        == QuietHours(start: start, end: end, timeZone: zone, breakThrough: []))
+
+                _ = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-03-04T18:00:00Z"}"#)
+                for person in [ada, ben, cy] { #expect(try await harness.settled(person, .eventCreated, count: 1)) }
+                // (Pushes of the joins before may still arrive: only the event's count here.)
+                #expect(try await eventually { harness.pushes(to: cys, of: "event_created").count == 1 })
+                try await harness.drained()
+                #expect(harness.pushes(to: adas, of: "event_created").isEmpty)
+                #expect(harness.pushes(to: bens, of: "event_created").isEmpty)
+
+                try await withTestDatabase { database in
+                    // Ada's row is there with no push owed; Ben's push waits for the end of his hours.
+                    let state = try await database.systemQuery(
+                        """
+                        SELECT user_id, push_at, push_queued FROM notifications
+                        WHERE community_id = \(club.id) AND type = 'event_created'
+                        """)
+                    var pushes: [UUID: (Date?, Bool)] = [:]
+                    for row in state {
+                        let (user, at, queued) = try row.decode((UUID, Date?, Bool).self)
+                        pushes[user] = (at, queued)
+                    }
+                    #expect(pushes[ada.id]?.0 == nil)
+                    let held = try #require(pushes[ben.id])
+                    #expect(held.1 == false)
+                    let ends = try #require(held.0)
+                    #expect(ends > Date() && ends < Date().addingTimeInterval(2 * 3600 + 60))
+                    #expect(calendar.component(.minute, from: ends) == 59)
+                    // The hours end (here: the row is made due); the scheduler sends it.
+                    try await database.systemQuery(
+                        """
+                        UPDATE notifications SET push_at = NOW() - interval '1 second'
+                        WHERE community_id = \(club.id) AND user_id = \(ben.id)
+                        """)
+                }
+                #expect(try await eventually { harness.pushes(to: bens, of: "event_created").count == 1 })
+                #expect(harness.pushes(to: adas, of: "event_created").isEmpty)
+            }
+        }
+    }
+
+    static func calendar(in zone: String) throws -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: zone))
+        return calendar
+    }
+
+    /// The quiet-hours rule itself, as PostgreSQL applies it inside the history statement.
+    @Test(arguments: [
+        // (local time now, start, end, zone, category, break through, push at local)
+        ("2031-01-10 23:30", "22:00", "07:00", "Europe/Berlin", "events", [String](), "2031-01-11 07:00"),
+        ("2031-01-10 06:59", "22:00", "07:00", "Europe/Berlin", "events", [], "2031-01-10 07:00"),
+        ("2031-01-10 07:00", "22:00", "07:00", "Europe/Berlin", "events", [], "2031-01-10 07:00"),
+        ("2031-01-10 12:00", "22:00", "07:00", "Europe/Berlin", "events", [], "2031-01-10 12:00"),
+        ("2031-01-10 13:30", "13:00", "15:00", "Asia/Tokyo", "rsvp", [], "2031-01-10 15:00"),
+        ("2031-01-10 23:30", "22:00", "07:00", "Europe/Berlin", "mentions", ["mentions"], "2031-01-10 23:30"),
+        ("2031-01-10 23:30", "22:00", "07:00", "Europe/Berlin", "events", ["mentions"], "2031-01-11 07:00"),
+        ("2031-01-10 23:30", "22:00", "22:00", "Europe/Berlin", "events", [], "2031-01-10 23:30"),
+        // The night the clocks go forward: 07:00 local is still 07:00 local (now UTC-4).
+        ("2031-03-08 23:30", "22:00", "07:00", "America/New_York", "events", [], "2031-03-09 07:00"),
+    ])
+    func quietHoursEndInTheMembersZone(
+        now: String, start: String, end: String, zone: String, category: String, breakThrough: [String],
+        expected: String
+    ) async throws {
+        let breaks = breakThrough.map { "\"\($0)\"" }.joined(separator: ",")
+        let prefs =
+            #"{"quietHours":{"start":"\#(start)","end":"\#(end)","timeZone":"\#(zone)","breakThrough":[\#(breaks)]}}"#
+        try await withTestDatabase { database in
+            let rows = try await database.systemQuery(
+                """
+                SELECT to_char(notification_push_at(\(prefs)::jsonb, \(category), (\(now)::timestamp AT TIME ZONE \(zone)))
+                               AT TIME ZONE \(zone), 'YYYY-MM-DD HH24:MI')
+                """)
+            #expect(try rows.first?.decode(String.self) == expected)
+            let off = try await database.systemQuery(
+                "SELECT notification_push_at('{\"push\":false}'::jsonb, 'events', NOW()) IS NULL")
+            #expect(try off.first?.decode(Bool.self) == true)
+        }
+    }
+
+    @Test func badSettingsAreRefusedByName() async throws {
+        try await CoreHarness.run { api in
+            let (coach, stranger) = (try await api.signIn("Coach"), try await api.signIn("Stranger"))
+            let club = try await api.community(by: coach)
+            let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
+            let cases: [(String, String)] = [
+                (#"{"categories":{"gossip":false}}"#, "categories.gossip"),
+                (#"{"categories":{"personal":false}}"#, "categories.personal"),
+                (#"{"categories":{"events":"no"}}"#, "categories.events"),
+                (#"{"push":null}"#, "push"),
+                (#"{"mutedEvents":["not-an-id"]}"#, "mutedEvents"),
+                (#"{"quietHours":{"start":"24:00","end":"07:00","timeZone":"Europe/Berlin"}}"#, "quietHours.start"),
+                (#"{"quietHours":{"start":"22:00","end":"7:00","timeZone":"Europe/Berlin"}}"#, "quietHours.end"),
+                (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"Mars/Olympus"}}"#, "quietHours.timeZone"),
+                (
+                    #"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"UTC","breakThrough":["events"]}}"#,
+                    "quietHours.breakThrough"
+                ),
+                (#"{"quietHours":"tonight"}"#, "quietHours"),
+                (#"{"sound":"loud"}"#, "sound"),
+            ]
+            for (body, field) in cases {
+                let reply = try await api.call(.patch, preferences, as: coach, json: body)
+                #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
+                #expect(reply.fieldErrors[field] != nil, "\(body) should name \(field): \(reply.fieldErrors)")
+            }
+            #expect(try await api.call(.get, preferences, as: stranger).errorCode == "COMMUNITY_NOT_FOUND")
+            #expect(
+                try await api.call(.patch, preferences, as: stranger, json: #"{"push":false}"#).errorCode
+                    == "COMMUNITY_NOT_FOUND")
+            // Clearing quiet hours with null.
+            _ = try await api.call(
+                .patch, preferences, as: coach,
+                json: #"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"UTC","breakThrough":["mentions"]}}"#)
+            let cleared = try await api.call(.patch, preferences, as: coach, json: #"{"quietHours":null}"#)
+            #expect(try cleared.data(NotificationPreferences.self).quietHours == nil)
+        }
+    }
+}
