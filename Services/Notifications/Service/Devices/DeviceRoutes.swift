@@ -32,10 +32,11 @@ struct DeviceRoutes {
     private func read(_ request: Request, _ context: AppRequestContext) async throws -> DeviceStore.Registration {
         var reader = try await FieldReader.read(
             request, context: context, allowed: ["token", "environment", "bundleId", "locale"], nullClears: false)
-        let token = reader.text("token", maxLength: 200, required: true).value
+        // Identifiers, taken as sent (not trimmed): what the device reported, or a refusal.
+        let token = Self.string(&reader, "token", maxLength: 200, required: true)
         let environment = reader.choice("environment", as: PushEnvironment.self).value
-        let bundleId = reader.text("bundleId", maxLength: 155, required: true).value
-        let locale = reader.text("locale", maxLength: 35).value
+        let bundleId = Self.string(&reader, "bundleId", maxLength: 155, required: true)
+        let locale = Self.string(&reader, "locale", maxLength: 35, required: false)
         if reader.fields["environment"] == nil { reader.problems["environment"] = "is required" }
         if let token, Self.token(token) == nil {
             reader.problems["token"] = "must be an APNs device token: 64 to 200 hexadecimal digits"
@@ -49,6 +50,21 @@ struct DeviceRoutes {
         try reader.check()
         guard let token = token.flatMap(Self.token), let environment, let bundleId else { throw APIError.internalError }
         return DeviceStore.Registration(token: token, environment: environment, bundleId: bundleId, locale: locale)
+    }
+
+    private static func string(
+        _ reader: inout FieldReader, _ key: String, maxLength: Int, required: Bool
+    ) -> String? {
+        switch reader.fields[key] {
+        case nil:
+            if required { reader.problems[key] = "is required" }
+            return nil
+        case .string(let text) where !text.isEmpty && text.utf8.count <= maxLength:
+            return text
+        default:
+            reader.problems[key] = "must be a string of 1 to \(maxLength) characters"
+            return nil
+        }
     }
 
     /// A device token in the spelling stored: lowercase hexadecimal.
