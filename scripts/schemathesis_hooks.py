@@ -198,7 +198,29 @@ def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
         "windowTo": timestamp(start + timedelta(days=35)),
     }
 
-    state = {"baseUrl": base, "run": run, "users": users, "seeded": seeded, "calendar": calendar}
+    # A device per user, and each user's notifications (written by the notifications service
+    # from the messages above: wait for them), for the device and notification operations.
+    for index, item in enumerate(seeded):
+        device_token = uuid.uuid4().hex + uuid.uuid4().hex
+        expect(base, 201, "POST", "/api/v1/me/devices",
+               {"token": device_token, "environment": "sandbox", "bundleId": "app.orbitcove.schemathesis"},
+               users[index]["token"])
+        item["device"] = device_token
+    notifications: list[str] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        notifications = []
+        for user in users:
+            page = expect(base, 200, "GET", "/api/v1/me/notifications?limit=20", None, user["token"])
+            notifications += [entry["id"] for entry in page]
+        if len(notifications) >= len(users):
+            break
+        time.sleep(0.5)
+    if not notifications:
+        raise SeedError("no notification reached the seeded users within 30 seconds")
+
+    state = {"baseUrl": base, "run": run, "users": users, "seeded": seeded, "calendar": calendar,
+             "notifications": notifications}
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "state.json"), "w") as file:
         json.dump(state, file, indent=2)
@@ -228,6 +250,8 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "windowTo": [state["calendar"]["windowTo"]],
         "revocableFeeds": [item["revocableFeed"] for item in seeded],
         "feedFiles": [item["feedFile"] for item in seeded],
+        "devices": [item["device"] for item in seeded],
+        "notifications": state["notifications"],
     }
     lines = [
         "# Written by scripts/schemathesis_hooks.py for one run of scripts/schemathesis.sh.",
@@ -266,6 +290,9 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         f'"path.feedId" = {binding("revocableFeeds")}',
         f'"path.feed" = {binding("feedFiles")}',
         f'"body.communityId" = {binding("communities")}',
+        f'"query.communityId" = {binding("communities")}',
+        f'"path.token" = {binding("devices")}',
+        f'"path.notificationId" = {binding("notifications")}',
         "",
         "# Deleting, restoring and leaving act on each user's spare community, so the community the",
         "# other operations use stays there (and keeps its admin) for the whole run.",

@@ -190,6 +190,35 @@ import Testing
     }
 }
 
+/// Each answer Apple documents, and what becomes of the push and the token.
+@Test(arguments: [
+    (200, "", "accepted"),
+    (410, #"{"reason":"Unregistered","timestamp":1700000000000}"#, "drop since 1700000000"),
+    (400, #"{"reason":"BadDeviceToken"}"#, "drop"),
+    (400, #"{"reason":"DeviceTokenNotForTopic"}"#, "drop"),
+    (400, #"{"reason":"BadCollapseId"}"#, "refused"),
+    (413, #"{"reason":"PayloadTooLarge"}"#, "refused"),
+    (403, #"{"reason":"BadCertificate"}"#, "refused"),
+    (403, #"{"reason":"ExpiredProviderToken"}"#, "retry"),
+    (403, #"{"reason":"InvalidProviderToken"}"#, "retry"),
+    (429, #"{"reason":"TooManyRequests"}"#, "retry"),
+    (500, #"{"reason":"InternalServerError"}"#, "retry"),
+    (503, #"{"reason":"ServiceUnavailable"}"#, "retry"),
+    (502, "<html>bad gateway</html>", "retry"),
+])
+func apnsAnswersDecideThePushAndTheToken(status: Int, body: String, expected: String) {
+    let outcome = APNsAnswer.outcome(status: status, apnsId: "A", body: Array(body.utf8))
+    let seen: String
+    switch outcome {
+    case .accepted: seen = "accepted"
+    case .refused(_, _, true, let since?): seen = "drop since \(Int(since.timeIntervalSince1970))"
+    case .refused(_, _, true, nil): seen = "drop"
+    case .refused: seen = "refused"
+    case .retry: seen = "retry"
+    }
+    #expect(seen == expected)
+}
+
 private func base64URL(_ text: String) -> Data? {
     var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
     while base64.count % 4 != 0 { base64 += "=" }

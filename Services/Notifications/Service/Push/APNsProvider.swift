@@ -67,7 +67,7 @@ final class APNsProvider: PushProvider, Service {
         do {
             let response = try await client.execute(request, timeout: Self.timeout)
             let body = try await response.body.collect(upTo: 16 * 1024)
-            let outcome = Self.outcome(
+            let outcome = APNsAnswer.outcome(
                 status: Int(response.status.code), apnsId: response.headers.first(name: "apns-id"),
                 body: Array(buffer: body))
             if case .retry(let status, let reason) = outcome {
@@ -80,9 +80,11 @@ final class APNsProvider: PushProvider, Service {
             return (.retry(status: nil, reason: "request failed: \(type(of: error))"), bearer)
         }
     }
+}
 
-    /// What an APNs answer means for the push and its token.
-    static func outcome(status: Int, apnsId: String?, body: [UInt8]) -> PushOutcome {
+/// What an APNs answer means for the push and its token.
+package enum APNsAnswer {
+    package static func outcome(status: Int, apnsId: String?, body: [UInt8]) -> PushOutcome {
         if status == 200 { return .accepted(apnsId: apnsId) }
         let answer = try? JSONDecoder().decode(Answer.self, from: Data(body))
         let reason = answer?.reason ?? "status \(status)"

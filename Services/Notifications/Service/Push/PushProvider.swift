@@ -17,7 +17,7 @@ struct PushMessage: Sendable, Equatable {
 }
 
 /// What became of a push.
-enum PushOutcome: Sendable, Equatable {
+package enum PushOutcome: Sendable, Equatable {
     case accepted(apnsId: String?)
     /// Refused for good: a push that can never go. `dropToken` when the token itself is dead
     /// (unregistered since `invalidSince`, or not a token at all).
