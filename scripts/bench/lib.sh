@@ -7,10 +7,17 @@ start_release_stack() {
         exit 1
     fi
     command -v wrk >/dev/null || { apt-get update -q >&2 && apt-get install -y -q wrk >&2; }
-    trap './scripts/stack.sh down >/dev/null 2>&1 || true' EXIT
+    trap stop_release_stack EXIT
     CONFIGURATION=release \
         ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000000 \
         ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE=1000000 ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE=1000000000 \
         ORBITCOVE_LOG_LEVEL=warning \
         ./scripts/stack.sh up >&2
+}
+
+# The EXIT trap start_release_stack sets: stops the benchmark's own helpers first, if it
+# defines stop_helpers, then the stack.
+stop_release_stack() {
+    if declare -F stop_helpers >/dev/null; then stop_helpers || true; fi
+    ./scripts/stack.sh down >/dev/null 2>&1 || true
 }

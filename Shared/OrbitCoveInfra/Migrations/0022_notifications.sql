@@ -50,20 +50,26 @@ BEGIN
     IF quiet IS NULL OR jsonb_typeof(quiet) <> 'object' OR coalesce(quiet -> 'breakThrough' ? category, false) THEN
         RETURN at;
     END IF;
-    zone := quiet ->> 'timeZone';
-    starts := (quiet ->> 'start')::time;
-    ends := (quiet ->> 'end')::time;
-    here := at AT TIME ZONE zone;
-    IF starts = ends THEN
+    -- A block of its own, entered only with quiet hours: settings that no longer read (a zone
+    -- the database dropped) cost that member their quiet hours, never the statement its rows.
+    BEGIN
+        zone := quiet ->> 'timeZone';
+        starts := (quiet ->> 'start')::time;
+        ends := (quiet ->> 'end')::time;
+        here := at AT TIME ZONE zone;
+        IF starts = ends THEN
+            RETURN at;
+        ELSIF starts < ends THEN
+            IF here::time >= starts AND here::time < ends THEN until := here::date + ends; END IF;
+        ELSIF here::time >= starts THEN
+            until := here::date + 1 + ends;
+        ELSIF here::time < ends THEN
+            until := here::date + ends;
+        END IF;
+        RETURN coalesce(until AT TIME ZONE zone, at);
+    EXCEPTION WHEN others THEN
         RETURN at;
-    ELSIF starts < ends THEN
-        IF here::time >= starts AND here::time < ends THEN until := here::date + ends; END IF;
-    ELSIF here::time >= starts THEN
-        until := here::date + 1 + ends;
-    ELSIF here::time < ends THEN
-        until := here::date + ends;
-    END IF;
-    RETURN coalesce(until AT TIME ZONE zone, at);
+    END;
 END
 $$;
 

@@ -165,6 +165,32 @@ import Testing
         }
     }
 
+    /// Settings that no longer read (a zone the database dropped, say) cost that member their
+    /// quiet hours, never everyone their notifications.
+    @Test func settingsThatNoLongerReadDoNotStopHistory() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, ada, ben) = (
+                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+                )
+                let club = try await api.community(by: coach)
+                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                try await withTestDatabase { database in
+                    try await database.systemQuery(
+                        """
+                        UPDATE members SET notification_prefs =
+                            '{"quietHours":{"start":"00:00","end":"23:59","timeZone":"Mars/Olympus"}}'
+                        WHERE community_id = \(club.id) AND user_id = \(ada.id)
+                        """)
+                }
+                _ = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-04-01T10:00:00Z"}"#)
+                #expect(try await harness.settled(ben, .eventCreated, count: 1))
+                #expect(try await harness.settled(ada, .eventCreated, count: 1))
+            }
+        }
+    }
+
     @Test func badSettingsAreRefusedByName() async throws {
         try await CoreHarness.run { api in
             let (coach, stranger) = (try await api.signIn("Coach"), try await api.signIn("Stranger"))

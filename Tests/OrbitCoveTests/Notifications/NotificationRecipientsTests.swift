@@ -101,6 +101,25 @@ import Testing
     }
 }
 
+/// Titles are cut to what history keeps (200 characters) rather than failing the message for
+/// everyone: a 200-character event title in a community with a long name still reaches them.
+@Test func aLongTitleIsShortenedNotLost() async throws {
+    try await CoreHarness.run { api in
+        try await NotificationsHarness.run(api) { harness in
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let name = "The Very Long Named Under Eleven Football Club \(UUID().uuidString.prefix(8))"
+            let club = try await api.community(by: coach, name: name)
+            try await api.join(ada, club, invitedBy: coach)
+            let title = String(repeating: "ü", count: 200)
+            _ = try await api.createEvent(
+                in: club, by: coach, #"{"title":"\#(title)","startsAt":"2031-04-01T10:00:00Z"}"#)
+            #expect(try await harness.settled(ada, .eventCreated, count: 1))
+            let told = try #require(try await harness.history(of: ada).first { $0.type == .eventCreated })
+            #expect(told.title.count == 200 && told.title.hasPrefix("New in \(name): üü"))
+        }
+    }
+}
+
 extension NotificationsHarness {
     /// Whether `person` ends up with exactly `count` notifications of `type`: waits for the
     /// queue to deliver, then checks nothing more arrives.

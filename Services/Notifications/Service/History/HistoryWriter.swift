@@ -13,6 +13,9 @@ import PostgresNIO
 struct HistoryWriter: Sendable {
     /// Most notification ids one push job carries.
     static let pushBatch = 1000
+    /// What `notifications.title` holds: a longer title ("New in <community>: <event>") is cut,
+    /// as PostgreSQL counts characters, rather than failing the message for everyone.
+    static let titleLength = 200
 
     /// `occurredAt` is when the message's change happened: whoever joined the community
     /// after it is not told of it.
@@ -59,7 +62,8 @@ struct HistoryWriter: Sendable {
             )
             INSERT INTO notifications
                 (user_id, community_id, type, title, body, data, message_id, push_at, push_queued, collapse_id)
-            SELECT user_id, \(notice.audience.community), \(notice.type.rawValue)::notification_type, \(notice.title),
+            SELECT user_id, \(notice.audience.community), \(notice.type.rawValue)::notification_type,
+                   left(\(notice.title), \(Self.titleLength)::int),
                    \(notice.body), \(data)::jsonb, \(message), push_at, coalesce(push_at <= NOW(), false),
                    \(notice.collapseId)
             FROM wanted
