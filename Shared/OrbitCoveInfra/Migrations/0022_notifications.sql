@@ -12,7 +12,7 @@ ALTER TABLE notifications
     ADD COLUMN push_queued BOOLEAN NOT NULL DEFAULT false,
     ADD COLUMN collapse_id VARCHAR(64);
 CREATE UNIQUE INDEX notifications_once ON notifications (message_id, user_id);
-CREATE INDEX notifications_push_deferred ON notifications (push_at) WHERE push_at IS NOT NULL AND NOT push_queued;
+CREATE INDEX notifications_push_owed ON notifications (push_at) WHERE push_at IS NOT NULL;
 CREATE INDEX notifications_age ON notifications (created_at);
 DROP INDEX idx_notifications_user;
 CREATE INDEX idx_notifications_user ON notifications (user_id, created_at DESC, id DESC);
@@ -24,10 +24,12 @@ CREATE INDEX notifications_user_community ON notifications (user_id, community_i
 --    "quietHours": {"start": "22:00", "end": "07:00", "timeZone": "Europe/Berlin",
 --                   "breakThrough": ["announcements", "mentions"]}}
 -- Anything absent means on. `personal` news (about the member themself) has no switch.
+-- Values are compared as JSON, never cast: settings the API did not write (a seed, a hand
+-- edit) read as "on" instead of failing the statement, and with it everyone's history.
 CREATE FUNCTION notification_wanted(prefs jsonb, category text, series uuid) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
     SELECT category = 'personal'
-        OR (coalesce((prefs -> 'categories' ->> category)::boolean, true)
+        OR (prefs -> 'categories' -> category IS DISTINCT FROM 'false'::jsonb
             AND (series IS NULL OR NOT coalesce(prefs -> 'mutedEvents' ? series::text, false)))
 $$;
 
@@ -44,7 +46,7 @@ DECLARE
     here timestamp;
     until timestamp;
 BEGIN
-    IF NOT coalesce((prefs ->> 'push')::boolean, true) THEN
+    IF prefs -> 'push' = 'false'::jsonb THEN
         RETURN NULL;
     END IF;
     IF quiet IS NULL OR jsonb_typeof(quiet) <> 'object' OR coalesce(quiet -> 'breakThrough' ? category, false) THEN
@@ -72,6 +74,15 @@ BEGIN
     END;
 END
 $$;
+
+-- A member's notification settings are theirs alone: changing them is not a change the
+-- community's other members sync.
+DROP TRIGGER trigger_change_log ON members;
+CREATE TRIGGER trigger_change_log AFTER INSERT OR DELETE ON members
+FOR EACH ROW EXECUTE FUNCTION log_community_change('member');
+CREATE TRIGGER trigger_change_log_update AFTER UPDATE ON members
+FOR EACH ROW WHEN ((to_jsonb(OLD) - 'notification_prefs') IS DISTINCT FROM (to_jsonb(NEW) - 'notification_prefs'))
+EXECUTE FUNCTION log_community_change('member');
 
 -- Devices ----------------------------------------------------------------------------------
 -- An APNs device token belongs to the last user who registered it (a phone changes hands, or

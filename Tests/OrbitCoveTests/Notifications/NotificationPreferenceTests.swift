@@ -131,6 +131,75 @@ import Testing
         return calendar
     }
 
+    /// A push held for quiet hours is not sent if, by the time they end, the member has read
+    /// the notification or turned pushes off.
+    @Test func aHeldPushHonoursWhatChangedSince() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, ada, ben) = (
+                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+                )
+                let club = try await api.community(by: coach)
+                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let (adas, bens) = (try await harness.device(for: ada), try await harness.device(for: ben))
+                let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
+                let allDay = #"{"quietHours":{"start":"00:00","end":"23:59","timeZone":"UTC"}}"#
+                for person in [ada, ben] {
+                    #expect(try await api.call(.patch, preferences, as: person, json: allDay).status == .ok)
+                }
+                _ = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-03-04T18:00:00Z"}"#)
+                for person in [ada, ben] { #expect(try await harness.settled(person, .eventCreated, count: 1)) }
+                // Ada reads it; Ben turns pushes off. Then the hours end.
+                let adasRow = try #require(try await harness.history(of: ada).first { $0.type == .eventCreated })
+                _ = try await harness.call(.post, "/api/v1/me/notifications/\(adasRow.id)/read", as: ada)
+                #expect(try await api.call(.patch, preferences, as: ben, json: #"{"push":false}"#).status == .ok)
+                try await withTestDatabase { database in
+                    try await database.systemQuery(
+                        """
+                        UPDATE notifications SET push_at = NOW() - interval '1 second'
+                        WHERE community_id = \(club.id) AND push_at IS NOT NULL
+                        """)
+                    let settled = try await eventually {
+                        try await count(
+                            "SELECT count(*)::int FROM notifications WHERE community_id = \(club.id) AND push_at IS NOT NULL",
+                            in: database) == 0
+                    }
+                    #expect(settled)
+                }
+                try await harness.drained()
+                #expect(harness.pushes(to: adas, of: "event_created").isEmpty)
+                #expect(harness.pushes(to: bens, of: "event_created").isEmpty)
+            }
+        }
+    }
+
+    /// Settings are the member's own: changing them is no change for the others' sync.
+    @Test func changingSettingsIsNotSyncedToOtherMembers() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let sync = "/api/v1/communities/\(club.id)/sync"
+            let token = try #require(
+                (try await api.call(.get, sync, as: coach).json?["data"] as? [String: Any])?["syncToken"] as? String)
+            _ = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/members/me/notification-preferences", as: ada,
+                json: #"{"push":false}"#)
+            let next = try await api.call(.get, "\(sync)?since=\(token)", as: coach)
+            let members = (next.json?["data"] as? [String: Any])?["members"] as? [String: Any]
+            let updated = members?["updated"] as? [Any] ?? []
+            #expect(updated.isEmpty)
+            // A new role is a change the others see.
+            _ = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/members/\(ada.id)", as: coach, json: #"{"role":"admin"}"#)
+            let after = try await api.call(.get, "\(sync)?since=\(token)", as: coach)
+            let changed = (after.json?["data"] as? [String: Any])?["members"] as? [String: Any]
+            let rows = changed?["updated"] as? [[String: Any]] ?? []
+            #expect(rows.map { $0["userId"] as? String } == [ada.id.lowercasedString])
+        }
+    }
+
     /// The quiet-hours rule itself, as PostgreSQL applies it inside the history statement.
     @Test(arguments: [
         // (local time now, start, end, zone, category, break through, push at local)
@@ -181,6 +250,12 @@ import Testing
                         UPDATE members SET notification_prefs =
                             '{"quietHours":{"start":"00:00","end":"23:59","timeZone":"Mars/Olympus"}}'
                         WHERE community_id = \(club.id) AND user_id = \(ada.id)
+                        """)
+                    try await database.systemQuery(
+                        """
+                        UPDATE members SET notification_prefs =
+                            '{"push":"maybe","categories":{"events":2},"mutedEvents":"all"}'
+                        WHERE community_id = \(club.id) AND user_id = \(ben.id)
                         """)
                 }
                 _ = try await api.createEvent(

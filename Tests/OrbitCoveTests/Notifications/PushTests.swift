@@ -147,6 +147,28 @@ import Testing
         }
     }
 
+    /// A token APNs calls invalid (not expired) is a key problem re-signing will not cure, and
+    /// re-signing on every push would trip APNs' limit on token updates: the push waits for
+    /// the retry tiers instead.
+    @Test func anInvalidProviderTokenWaitsForTheRetryTiers() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+                let club = try await api.community(by: coach)
+                try await api.join(ada, club, invitedBy: coach)
+                let phone = try await harness.device(for: ada)
+                harness.apns.script(phone, [.status(403, "InvalidProviderToken")])
+                _ = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-04-01T10:00:00Z"}"#)
+                #expect(try await eventually { harness.pushes(to: phone).count == 1 })
+                try await Task.sleep(for: .seconds(2))
+                #expect(harness.pushes(to: phone).count == 1)
+                #expect(try await eventually(timeout: .seconds(30)) { harness.pushes(to: phone).count == 2 })
+                #expect(harness.pushes(to: phone).map(\.status) == [403, 200])
+            }
+        }
+    }
+
     @Test func aTokenThatMovedOnDoesNotGetTheFormerOwnersNews() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in

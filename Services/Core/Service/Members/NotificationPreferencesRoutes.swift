@@ -17,7 +17,7 @@ struct NotificationPreferencesRoutes {
         }
         community.patch("members/me/notification-preferences") { request, context in
             let granted = try context.member(.viewContent)
-            let patch = try await read(request, context)
+            let patch = try await read(request, context, asking: granted.userId)
             let preferences = try await store.update(of: granted.userId, in: granted.communityId) { preferences in
                 patch.apply(to: &preferences)
             }
@@ -44,11 +44,10 @@ struct NotificationPreferencesRoutes {
         }
     }
 
-    private func read(_ request: Request, _ context: AppRequestContext) async throws -> Patch {
+    private func read(_ request: Request, _ context: AppRequestContext, asking userId: UUID) async throws -> Patch {
         var reader = try await FieldReader.read(
             request, context: context, allowed: ["push", "categories", "mutedEvents", "quietHours"])
         var patch = Patch()
-        if reader.fields["push"] == .null { reader.problems["push"] = "must be true or false" }
         patch.push = reader.boolean("push")
         for (key, value) in reader.object("categories") ?? [:] {
             guard let category = NotificationCategory(rawValue: key), category != .personal else {
@@ -81,7 +80,9 @@ struct NotificationPreferencesRoutes {
         case nil: break
         case .null: patch.quietHours = .clear
         case .object(let fields):
-            if let hours = await quietHours(fields, problems: &reader.problems) { patch.quietHours = .set(hours) }
+            if let hours = try await quietHours(fields, asking: userId, problems: &reader.problems) {
+                patch.quietHours = .set(hours)
+            }
         default: reader.problems["quietHours"] = "must be an object or null"
         }
         try reader.check()
@@ -89,7 +90,9 @@ struct NotificationPreferencesRoutes {
     }
 
     /// `{"start": "22:00", "end": "07:00", "timeZone": "Europe/Berlin", "breakThrough": ["mentions"]}`.
-    private func quietHours(_ fields: [String: JSONValue], problems: inout [String: String]) async -> QuietHours? {
+    private func quietHours(
+        _ fields: [String: JSONValue], asking userId: UUID, problems: inout [String: String]
+    ) async throws -> QuietHours? {
         let allowed: Set = ["start", "end", "timeZone", "breakThrough"]
         for key in fields.keys where !allowed.contains(key) {
             problems["quietHours.\(key)"] = "is not a field of quietHours"
@@ -104,7 +107,7 @@ struct NotificationPreferencesRoutes {
         }
         var zone: String?
         if case .string(let text) = fields["timeZone"], text.utf8.count <= 64, TimeZone(identifier: text) != nil,
-            await store.knowsZone(text)
+            try await store.knowsZone(text, asking: userId)
         {
             zone = text
         } else {

@@ -9,7 +9,7 @@ import PostgresNIO
 /// preferences (category switched off or series muted: no row; push off: no push; quiet
 /// hours: the push waits) and skips anyone who already has a row for this message, so a
 /// redelivered or replayed message writes nothing twice. Pushes due now are queued in the same
-/// transaction; those waiting for quiet hours to end are queued by ``PushScheduler``.
+/// transaction; those waiting for quiet hours to end are queued by ``NotificationHousekeeping``.
 struct HistoryWriter: Sendable {
     /// Most notification ids one push job carries.
     static let pushBatch = 1000

@@ -5,7 +5,8 @@ import PostgresNIO
 
 /// The service's periodic work, safe in every replica at once (rows are claimed with SKIP
 /// LOCKED): pushes that waited for someone's quiet hours to end are queued when they fall
-/// due, and history older than the retention period (90 days, as the seed says) goes.
+/// due, pushes owed for a day are given up, and history older than the retention period (90
+/// days, as the seed says) goes.
 package struct NotificationHousekeeping: Sendable {
     let database: Database
     let retentionDays: Int
@@ -37,6 +38,20 @@ package struct NotificationHousekeeping: Sendable {
         }
     }
 
+    /// Gives up pushes still owed a day after they fell due (their job was dead-lettered, say):
+    /// APNs would not keep them longer either, and news that old is better read than pushed.
+    @discardableResult
+    package func abandonStalePushes() async throws -> Int {
+        try await database.transaction(scope: .system) { connection in
+            try await connection.changedRows(
+                """
+                UPDATE notifications SET push_at = NULL
+                WHERE push_at < NOW() - interval '1 day'
+                RETURNING 1
+                """, logger: logger)
+        }
+    }
+
     /// Deletes history past the retention period, a batch at a time; how many rows.
     @discardableResult
     package func prune() async throws -> Int {
@@ -59,7 +74,10 @@ package struct NotificationHousekeeping: Sendable {
     func jobs(every interval: Duration) -> [PeriodicJob] {
         [
             PeriodicJob("deferred pushes", every: interval, logger: logger) { try await queueDeferredPushes() },
-            PeriodicJob("notification retention", every: .seconds(3600), logger: logger) { try await prune() },
+            PeriodicJob("notification retention", every: .seconds(3600), logger: logger) {
+                try await abandonStalePushes()
+                try await prune()
+            },
         ]
     }
 }

@@ -10,6 +10,9 @@ struct NotificationStore: Sendable {
     let logger: Logger
 
     static let notFound = APIError.notFound("NOTIFICATION_NOT_FOUND", "No such notification")
+    /// The types this build can show: a newer replica may write a type an older one does not
+    /// know yet, and a page must not end early because of it.
+    static let knownTypes = NotificationType.allCases.map(\.rawValue)
 
     struct Filter {
         var unreadOnly = false
@@ -28,6 +31,7 @@ struct NotificationStore: Sendable {
                 SELECT id, community_id, type::text, title, body, data::text, read_at, created_at
                 FROM notifications
                 WHERE user_id = \(userId)
+                  AND type::text = ANY(\(Self.knownTypes))
                   AND (\(!filter.unreadOnly) OR read_at IS NULL)
                   AND (\(filter.communityId)::uuid IS NULL OR community_id = \(filter.communityId))
                   AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
@@ -87,8 +91,8 @@ struct NotificationStore: Sendable {
         var records: [NotificationRecord] = []
         for try await row in rows {
             let columns = row.makeRandomAccess()
-            // Written by this service from a typed link: a row that does not decode is a bug,
-            // but one row must not hide the rest of the history.
+            // Written by this service from a typed link: data that does not decode is a bug, but
+            // one row must not hide the rest of the history.
             let data = try columns["data"].decode(String.self)
             guard let type = NotificationType(rawValue: try columns["type"].decode(String.self)) else { continue }
             records.append(

@@ -37,9 +37,19 @@ final class APNsProvider: PushProvider, Service {
         try await client.shutdown()
     }
 
+    /// Closes the connections of a provider whose service never ran (start-up failed later on).
+    func abandon() {
+        try? client.syncShutdown()
+    }
+
     func send(_ message: PushMessage) async -> PushOutcome {
         let first = await attempt(message)
-        guard case .retry(403, _) = first.outcome, let used = first.providerToken else { return first.outcome }
+        // Only an expired token is cured by signing a new one. An invalid one is a key problem,
+        // and re-signing on every push would trip APNs' limit on token updates: it waits for
+        // the retry tiers like any refusal for now.
+        guard case .retry(403, "ExpiredProviderToken") = first.outcome, let used = first.providerToken else {
+            return first.outcome
+        }
         token.discard(used)
         return await attempt(message).outcome
     }

@@ -33,7 +33,7 @@ struct PushPayload: Encodable {
 
     init(
         notificationId: UUID, type: String, title: String, body: String, communityId: UUID?, data: String, badge: Int
-    ) throws {
+    ) {
         aps = APS(
             alert: Alert(title: title, body: Self.shortened(body)), badge: badge,
             threadId: communityId?.lowercasedString)

@@ -5,32 +5,43 @@ import OrbitCoveModels
 import PostgresNIO
 
 /// Handles a ``PushDue`` job: the rows' pushes go to every device their users have, in
-/// parallel, with the unread count as the badge. Final answers (accepted, or refused for
-/// good) are kept as receipts, so a retried job sends only what is still owed; dead tokens
-/// are dropped. If APNs asked for a retry, the job throws ``RetryRemainder``: what was
-/// done commits, and the job comes back through the queue's retry tiers.
+/// parallel, with the unread count as the badge. Rows read or turned off since they were
+/// written (push off, quiet hours that held them) are not pushed. Final answers (accepted, or
+/// refused for good) are kept as receipts, so a retried job sends only what is still owed;
+/// dead tokens are dropped. If APNs asked for a retry, the job throws ``RetryRemainder``: what
+/// was done stays, and the job comes back through the queue's retry tiers.
+///
+/// Reading and recording are short transactions of their own: no row stays locked (a member
+/// marking a notification read never waits) while requests are in flight, and receipts
+/// commit whatever becomes of the job's own transaction (the inbox entry).
 struct PushSender: Sendable {
+    let database: Database
     let provider: any PushProvider
     let concurrency: Int
     /// How long APNs keeps a push for a device that is off.
     static let keepFor: TimeInterval = 86_400
 
-    func send(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws {
-        let targets = try await Self.targets(ids, on: connection, logger: logger)
-        let outcomes = await deliver(targets.compactMap(\.push))
-        var receipts: [(UUID, String, PushOutcome)] = []
+    func send(_ ids: [UUID], logger: Logger) async throws {
+        let targets = try await database.transaction(scope: .system) { connection in
+            try await Self.targets(ids, on: connection, logger: logger)
+        }
+        let sending = targets.filter { $0.push != nil }
+        let outcomes = await deliver(sending.compactMap(\.push))
+        var receipts: [Receipt] = []
         var owed = Set<UUID>()
-        for (target, outcome) in zip(targets.filter { $0.push != nil }, outcomes) {
-            if outcome.isFinal {
-                receipts.append((target.notificationId, target.push?.token ?? "", outcome))
+        for (target, outcome) in zip(sending, outcomes) {
+            if outcome.isFinal, let token = target.push?.token {
+                receipts.append(Receipt(notificationId: target.notificationId, token: token, outcome: outcome))
             } else {
                 owed.insert(target.notificationId)
             }
         }
-        try await Self.record(receipts, on: connection, logger: logger)
-        let finished = Set(targets.map(\.notificationId)).subtracting(owed)
-        try await connection.query(
-            "UPDATE notifications SET push_at = NULL WHERE id = ANY(\(Array(finished)))", logger: logger)
+        let finished = Array(Set(targets.map(\.notificationId)).subtracting(owed))
+        try await database.transaction(scope: .system) { connection in
+            try await Self.record(receipts, on: connection, logger: logger)
+            try await connection.query(
+                "UPDATE notifications SET push_at = NULL WHERE id = ANY(\(finished))", logger: logger)
+        }
         let retries = outcomes.filter { !$0.isFinal }
         if let first = retries.first {
             throw RetryRemainder("\(retries.count) of \(outcomes.count) pushes to retry; first: \(first)")
@@ -65,23 +76,26 @@ struct PushSender: Sendable {
         var push: PushMessage?
     }
 
-    /// The rows' owed pushes, locked so a second job for the same rows waits rather than
-    /// sending twice (SKIP LOCKED: it leaves them to this one).
+    /// The rows' owed pushes: one per device their user has now that has no receipt yet. A row
+    /// read since, or whose member has turned pushes off since, is owed nothing.
     static func targets(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws -> [Target] {
         let rows = try await connection.query(
             """
             WITH due AS (
-                SELECT id, user_id, community_id, type::text AS type, title, body, data::text AS data, collapse_id
-                FROM notifications WHERE id = ANY(\(ids)) AND push_at IS NOT NULL
-                FOR NO KEY UPDATE SKIP LOCKED
+                SELECT n.id, n.user_id, n.community_id, n.type::text AS type, n.title, n.body, n.data::text AS data,
+                       n.collapse_id,
+                       n.read_at IS NULL AND m.notification_prefs -> 'push' IS DISTINCT FROM 'false'::jsonb AS wanted
+                FROM notifications n
+                LEFT JOIN members m ON m.community_id = n.community_id AND m.user_id = n.user_id
+                WHERE n.id = ANY(\(ids)) AND n.push_at IS NOT NULL
             ), badges AS (
                 SELECT users.user_id,
                        (SELECT count(*)::int FROM notifications n WHERE n.user_id = users.user_id AND n.read_at IS NULL) AS unread
-                FROM (SELECT DISTINCT user_id FROM due) users
+                FROM (SELECT DISTINCT user_id FROM due WHERE wanted) users
             )
             SELECT due.*, badges.unread, d.token, d.environment, d.bundle_id
-            FROM due JOIN badges USING (user_id)
-            LEFT JOIN devices d ON d.user_id = due.user_id
+            FROM due LEFT JOIN badges USING (user_id)
+            LEFT JOIN devices d ON due.wanted AND d.user_id = due.user_id
                 AND NOT EXISTS (SELECT 1 FROM push_receipts r WHERE r.notification_id = due.id AND r.token = d.token)
             ORDER BY due.id
             """, logger: logger)
@@ -98,7 +112,7 @@ struct PushSender: Sendable {
                 notificationId: id, type: try columns["type"].decode(String.self),
                 title: try columns["title"].decode(String.self), body: try columns["body"].decode(String.self),
                 communityId: try columns["community_id"].decode(UUID?.self),
-                data: try columns["data"].decode(String.self), badge: try columns["unread"].decode(Int.self)
+                data: try columns["data"].decode(String.self), badge: try columns["unread"].decode(Int?.self) ?? 0
             ).bytes()
             targets.append(
                 Target(
@@ -113,35 +127,40 @@ struct PushSender: Sendable {
         return targets
     }
 
+    /// A final answer for one row on one device.
+    struct Receipt {
+        var notificationId: UUID
+        var token: String
+        var outcome: PushOutcome
+    }
+
     /// Receipts for final answers, and dead tokens dropped (unless re-registered after APNs
     /// found them dead).
-    private static func record(
-        _ receipts: [(UUID, String, PushOutcome)], on connection: PostgresConnection, logger: Logger
-    ) async throws {
+    private static func record(_ receipts: [Receipt], on connection: PostgresConnection, logger: Logger) async throws {
         guard !receipts.isEmpty else { return }
         // Arrays without NULLs, bound as parameters: '' stands for none.
         var (ids, tokens, statuses, apnsIds, reasons) = ([UUID](), [String](), [Int](), [String](), [String]())
         var dead: [String] = []
         var deadSince: [Date] = []
-        for (id, token, outcome) in receipts {
-            ids.append(id)
-            tokens.append(token)
-            switch outcome {
-            case .accepted(let apnsId):
-                statuses.append(200)
-                apnsIds.append(apnsId.flatMap { UUID(uuidString: $0)?.lowercasedString } ?? "")
-                reasons.append("")
-            case .refused(let status, let reason, let drop, let since):
-                statuses.append(status)
-                apnsIds.append("")
-                reasons.append(String(reason.prefix(100)))
+        for receipt in receipts {
+            let (status, apnsId, reason): (Int, String?, String?)
+            switch receipt.outcome {
+            case .accepted(let id):
+                (status, apnsId, reason) = (200, id.flatMap { UUID(uuidString: $0)?.lowercasedString }, nil)
+            case .refused(let code, let why, let drop, let since):
+                (status, apnsId, reason) = (code, nil, String(why.prefix(100)))
                 if drop {
-                    dead.append(token)
+                    dead.append(receipt.token)
                     deadSince.append(since ?? .distantFuture)
                 }
             case .retry:
-                continue
+                continue  // not final: no receipt (the caller passes final answers only)
             }
+            ids.append(receipt.notificationId)
+            tokens.append(receipt.token)
+            statuses.append(status)
+            apnsIds.append(apnsId ?? "")
+            reasons.append(reason ?? "")
         }
         try await connection.query(
             """
