@@ -19,10 +19,12 @@ import Testing
         return try #require(components.url)
     }
 
-    /// Whether the session is encrypted, or nil when no connection could be made.
-    static func encrypted(_ url: URL) async throws -> Bool? {
+    /// Whether the session is encrypted, or nil when no connection could be made within
+    /// `wait`: short where the connection must fail (a failure waits it out), long where it
+    /// must succeed (the whole suite runs at once, and a busy machine connects slowly).
+    static func encrypted(_ url: URL, wait: Duration = .seconds(15)) async throws -> Bool? {
         let database = try Database(
-            url: url, maxConnections: 1, connectionWait: .seconds(3), logger: TestEnvironment.logger)
+            url: url, maxConnections: 1, connectionWait: wait, logger: TestEnvironment.logger)
         return try await withServices([database.client]) {
             do {
                 let rows = try await database.systemQuery("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
@@ -40,14 +42,19 @@ import Testing
                 == true)
         // The right CA but another name: verify-full refuses, verify-ca accepts.
         #expect(
-            try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=verify-full&sslrootcert=\(Self.ca)"))
+            try await Self.encrypted(
+                Self.databaseURL(host: "127.0.0.1", "sslmode=verify-full&sslrootcert=\(Self.ca)"), wait: .seconds(3))
                 == nil)
         #expect(
             try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=verify-ca&sslrootcert=\(Self.ca)"))
                 == true)
         // Without our CA the chain is not trusted.
-        #expect(try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-full")) == nil)
-        #expect(try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-ca")) == nil)
+        #expect(
+            try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-full"), wait: .seconds(3))
+                == nil)
+        #expect(
+            try await Self.encrypted(Self.databaseURL(host: "localhost", "sslmode=verify-ca"), wait: .seconds(3)) == nil
+        )
         // require encrypts without checking; disable does not encrypt.
         #expect(try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=require")) == true)
         #expect(try await Self.encrypted(Self.databaseURL(host: "127.0.0.1", "sslmode=disable")) == false)
