@@ -315,8 +315,9 @@ write_postgres_settings() {
 port = $PG_PORT
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$socket_dir'
-# The test suite runs many services in process at once, each with its own pool.
-max_connections = 400
+# The test suite runs many services in process at once, each with its own pool of up to 20:
+# with the notifications tests (core, auth and notifications per test) 400 ran out.
+max_connections = 1000
 timezone = 'UTC'
 synchronous_commit = off
 ssl = on

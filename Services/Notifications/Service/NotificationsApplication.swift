@@ -26,12 +26,11 @@ package enum NotificationsApplication {
         do {
             parts = try ServiceParts.queueWorker(
                 runtime: runtime, queue: .notifications, consumer: consumerName,
-                register: { handlers, kit in
+                register: { handlers in
                     NotificationCatalog.register(&handlers, writer: writer)
-                    let sender = PushSender(
-                        database: kit.database, provider: push.provider, concurrency: settings.pushConcurrency)
-                    handlers.on(PushDue.self) { envelope, _, logger in
-                        try await sender.send(envelope.data.notificationIds, logger: logger)
+                    let sender = PushSender(provider: push.provider, concurrency: settings.pushConcurrency)
+                    handlers.on(PushDue.self) { envelope, connection, logger in
+                        try await sender.send(envelope.data.notificationIds, on: connection, logger: logger)
                     }
                 },
                 addRoutes: { router, kit in

@@ -15,17 +15,16 @@ package struct ServiceParts {
 
     /// A service that works one queue, built on the ``ServiceKit`` every service shares (so it
     /// can also gate community routes, publish through its outbox and run periodic jobs):
-    /// `/ready` checks the database, Redis, the broker and the consumer. `register` adds the
-    /// handlers (with the kit, for handlers that use its parts), `addRoutes` the service's own
-    /// routes, `jobs` its periodic work.
+    /// `/ready` checks the database, Redis, the broker and the consumer. `addRoutes` adds the
+    /// service's own routes, `jobs` its periodic work.
     package static func queueWorker(
         runtime: ServiceRuntime, queue: QueueName, consumer: String,
-        register: (inout MessageHandlers, ServiceKit) -> Void = { _, _ in },
+        register: (inout MessageHandlers) -> Void = { _ in },
         addRoutes: (Router<AppRequestContext>, ServiceKit) -> Void = { _, _ in },
         jobs: (ServiceKit) -> [PeriodicJob] = { _ in [] }
     ) throws -> ServiceParts {
         let kit = try ServiceKit(runtime: runtime)
-        let worker = try kit.queueWorker(queue: queue, consumer: consumer) { register(&$0, kit) }
+        let worker = try kit.queueWorker(queue: queue, consumer: consumer, register: register)
         // The broker is checked through the consumer's own connection: no probe connection.
         let router = kit.router(checks: [.postgres(kit.database), .redis(kit.redis), worker.readiness])
         addRoutes(router, kit)

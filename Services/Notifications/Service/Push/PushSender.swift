@@ -11,20 +11,19 @@ import PostgresNIO
 /// dead tokens are dropped. If APNs asked for a retry, the job throws ``RetryRemainder``: what
 /// was done stays, and the job comes back through the queue's retry tiers.
 ///
-/// Reading and recording are short transactions of their own: no row stays locked (a member
-/// marking a notification read never waits) while requests are in flight, and receipts
-/// commit whatever becomes of the job's own transaction (the inbox entry).
+/// It works on the job's own connection (the inbox transaction) and never asks the pool for a
+/// second one: with as many jobs in flight as the consumer's prefetch, jobs waiting for a
+/// second connection could hold every connection between them. Its reads take no row locks,
+/// so a member marking a notification read never waits for requests in flight; the rows are
+/// written only at the end.
 struct PushSender: Sendable {
-    let database: Database
     let provider: any PushProvider
     let concurrency: Int
     /// How long APNs keeps a push for a device that is off.
     static let keepFor: TimeInterval = 86_400
 
-    func send(_ ids: [UUID], logger: Logger) async throws {
-        let targets = try await database.transaction(scope: .system) { connection in
-            try await Self.targets(ids, on: connection, logger: logger)
-        }
+    func send(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws {
+        let targets = try await Self.targets(ids, on: connection, logger: logger)
         let sending = targets.filter { $0.push != nil }
         let outcomes = await deliver(sending.compactMap(\.push))
         var receipts: [Receipt] = []
@@ -37,11 +36,9 @@ struct PushSender: Sendable {
             }
         }
         let finished = Array(Set(targets.map(\.notificationId)).subtracting(owed))
-        try await database.transaction(scope: .system) { connection in
-            try await Self.record(receipts, on: connection, logger: logger)
-            try await connection.query(
-                "UPDATE notifications SET push_at = NULL WHERE id = ANY(\(finished))", logger: logger)
-        }
+        try await Self.record(receipts, on: connection, logger: logger)
+        try await connection.query(
+            "UPDATE notifications SET push_at = NULL WHERE id = ANY(\(finished))", logger: logger)
         let retries = outcomes.filter { !$0.isFinal }
         if let first = retries.first {
             throw RetryRemainder("\(retries.count) of \(outcomes.count) pushes to retry; first: \(first)")
