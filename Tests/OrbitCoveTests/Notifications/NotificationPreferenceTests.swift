@@ -177,9 +177,7 @@ import Testing
     /// Settings are the member's own: changing them is no change for the others' sync.
     @Test func changingSettingsIsNotSyncedToOtherMembers() async throws {
         try await CoreHarness.run { api in
-            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
+            let (coach, club, ada) = try await api.clubWithOneMember()
             let sync = "/api/v1/communities/\(club.id)/sync"
             let token = try #require(
                 (try await api.call(.get, sync, as: coach).json?["data"] as? [String: Any])?["syncToken"] as? String)

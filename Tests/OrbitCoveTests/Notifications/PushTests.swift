@@ -13,9 +13,7 @@ import Testing
     @Test func aPushCarriesTheAlertTheBadgeAndTheCollapseId() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-                let club = try await api.community(by: coach)
-                try await api.join(ada, club, invitedBy: coach)
+                let (coach, club, ada) = try await api.clubWithOneMember()
                 let (phone, tablet) = (
                     try await harness.device(for: ada), try await harness.device(for: ada, environment: .production)
                 )
@@ -62,9 +60,7 @@ import Testing
     @Test func deadTokensAreDroppedAndRefusalsAreFinal() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-                let club = try await api.community(by: coach)
-                try await api.join(ada, club, invitedBy: coach)
+                let (coach, club, ada) = try await api.clubWithOneMember()
                 let unregistered = try await harness.device(for: ada)
                 let bad = try await harness.device(for: ada)
                 let refused = try await harness.device(for: ada)
@@ -104,9 +100,7 @@ import Testing
     @Test func aThrottledPushComesBackThroughTheRetryTiersAlone() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-                let club = try await api.community(by: coach)
-                try await api.join(ada, club, invitedBy: coach)
+                let (coach, club, ada) = try await api.clubWithOneMember()
                 let (throttled, fine) = (try await harness.device(for: ada), try await harness.device(for: ada))
                 harness.apns.script(throttled, [.status(429, "TooManyRequests")])
                 _ = try await api.createEvent(
@@ -132,9 +126,7 @@ import Testing
     @Test func anExpiredProviderTokenIsReplacedAtOnce() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-                let club = try await api.community(by: coach)
-                try await api.join(ada, club, invitedBy: coach)
+                let (coach, club, ada) = try await api.clubWithOneMember()
                 let phone = try await harness.device(for: ada)
                 harness.apns.script(phone, [.status(403, "ExpiredProviderToken")])
                 _ = try await api.createEvent(
@@ -153,9 +145,7 @@ import Testing
     @Test func anInvalidProviderTokenWaitsForTheRetryTiers() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-                let club = try await api.community(by: coach)
-                try await api.join(ada, club, invitedBy: coach)
+                let (coach, club, ada) = try await api.clubWithOneMember()
                 let phone = try await harness.device(for: ada)
                 harness.apns.script(phone, [.status(403, "InvalidProviderToken")])
                 _ = try await api.createEvent(

@@ -108,3 +108,13 @@ struct NotificationsHarness: Sendable {
         pushes(to: token).filter { $0.json?["type"]?.stringValue == type }
     }
 }
+
+extension CoreHarness {
+    /// The cast of most notification tests: a coach's new community and Ada, who joined it.
+    func clubWithOneMember() async throws -> (coach: Person, club: Community, ada: Person) {
+        let (coach, ada) = (try await signIn("Coach"), try await signIn("Ada"))
+        let club = try await community(by: coach)
+        try await join(ada, club, invitedBy: coach)
+        return (coach, club, ada)
+    }
+}
