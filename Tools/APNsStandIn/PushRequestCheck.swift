@@ -1,3 +1,5 @@
+import OrbitCoveModels
+
 /// The checks APNs applies to a push request's headers, device token and payload, with Apple's
 /// documented status and reason for each ("Sending notification requests to APNs", "Handling
 /// notification responses from APNs"). The provider token is checked apart, in `ProviderTokenCheck`.
@@ -28,7 +30,7 @@ enum PushRequestCheck {
     }
 
     /// The `apns-*` headers, then the device token, then the payload; returns the payload as JSON.
-    static func checkNotification(_ request: PushRequest) throws(Rejection) -> [String: StandInJSON] {
+    static func checkNotification(_ request: PushRequest) throws(Rejection) -> [String: JSONValue] {
         try checkHeaders(request)
         try checkDeviceToken(request.deviceToken ?? "")
         return try checkPayload(request)
@@ -58,12 +60,12 @@ enum PushRequestCheck {
         }
     }
 
-    static func checkPayload(_ request: PushRequest) throws(Rejection) -> [String: StandInJSON] {
+    static func checkPayload(_ request: PushRequest) throws(Rejection) -> [String: JSONValue] {
         let limit = request.header("apns-push-type") == "voip" ? maximumVoIPPayloadBytes : maximumPayloadBytes
         guard request.bodyLength <= limit else { throw Rejection(status: 413, reason: "PayloadTooLarge") }
         guard request.bodyLength > 0 else { throw .badRequest("PayloadEmpty") }
         // Apple lists no reason for a body that is not a JSON dictionary; this one is ours.
-        guard let payload = StandInJSON(parsing: request.body)?.objectValue else { throw .badRequest("BadPayload") }
+        guard let payload = JSONValue(parsing: request.body)?.objectValue else { throw .badRequest("BadPayload") }
         return payload
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OrbitCoveModels
 import Synchronization
 
 /// Decides the answer to each push request and remembers what it saw: the scripts, the requests
@@ -64,7 +65,7 @@ final class PushResponder: Sendable {
     func answer(_ request: PushRequest) -> Answer {
         let at = now()
         let requestedId = request.header("apns-id").flatMap { PushRequestCheck.isCanonicalUUID($0) ? $0 : nil }
-        var payload: [String: StandInJSON]?
+        var payload: [String: JSONValue]?
         var reply = APNsStandIn.Reply.ok
         do throws(Rejection) {
             payload = try check(request, now: at)
@@ -86,7 +87,7 @@ final class PushResponder: Sendable {
     }
 
     /// Apple documents no order; ours is the request line, then who is sending, then what is sent.
-    private func check(_ request: PushRequest, now: Date) throws(Rejection) -> [String: StandInJSON] {
+    private func check(_ request: PushRequest, now: Date) throws(Rejection) -> [String: JSONValue] {
         try PushRequestCheck.checkRequestLine(request)
         let token = try ProviderTokenCheck.bearerToken(in: request.header("authorization"))
         try ProviderTokenCheck.check(verdict(for: token), now: now)
@@ -109,11 +110,11 @@ final class PushResponder: Sendable {
         }
     }
 
-    private func record(_ request: PushRequest, _ answer: Answer, payload: [String: StandInJSON]?, at: Date) {
+    private func record(_ request: PushRequest, _ answer: Answer, payload: [String: JSONValue]?, at: Date) {
         guard keepsRecords || onAnswer != nil else { return }
         let received = APNsStandIn.Received(
             token: request.deviceToken ?? "", headers: request.headerFields, body: request.body,
-            json: payload ?? StandInJSON(parsing: request.body)?.objectValue, at: at, status: answer.status,
+            json: payload ?? JSONValue(parsing: request.body)?.objectValue, at: at, status: answer.status,
             reason: answer.reason, apnsId: answer.apnsId)
         if keepsRecords { state.withLock { $0.received.append(received) } }
         onAnswer?(received)

@@ -1,4 +1,5 @@
 import Foundation
+import OrbitCoveModels
 
 extension APNsStandIn.Received {
     /// One line of the request log the push benchmark reads: `{"at": <unix seconds>, "token": …,
@@ -6,7 +7,7 @@ extension APNsStandIn.Received {
     package func logLine() -> [UInt8] {
         let line = LogLine(
             at: at.timeIntervalSince1970, token: token, status: status, reason: reason, collapseId: collapseId,
-            pushType: pushType, payload: json.map(StandInJSON.object))
+            pushType: pushType, payload: json.map(JSONValue.object))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return ((try? encoder.encode(line)).map(Array.init) ?? []) + [UInt8(ascii: "\n")]
@@ -20,7 +21,7 @@ private struct LogLine: Encodable {
     let reason: String?
     let collapseId: String?
     let pushType: String?
-    let payload: StandInJSON?
+    let payload: JSONValue?
 
     enum CodingKeys: String, CodingKey {
         case at, token, status, reason, collapseId, pushType, payload

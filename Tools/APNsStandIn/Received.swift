@@ -1,4 +1,5 @@
 import Foundation
+import OrbitCoveModels
 
 extension APNsStandIn {
     /// One request the stand-in answered, and how.
@@ -9,7 +10,7 @@ extension APNsStandIn {
         package var headers: [String: String]
         package var body: [UInt8]
         /// The body when it is a JSON object.
-        package var json: [String: StandInJSON]?
+        package var json: [String: JSONValue]?
         package var at: Date
         package var status: Int
         package var reason: String?
