@@ -206,13 +206,14 @@ def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
                {"token": device_token, "environment": "sandbox", "bundleId": "app.orbitcove.schemathesis"},
                users[index]["token"])
         item["device"] = device_token
-    notifications: list[str] = []
+    # Notification id -> index of the user whose it is.
+    notifications: dict[str, int] = {}
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        notifications = []
-        for user in users:
+        notifications = {}
+        for index, user in enumerate(users):
             page = expect(base, 200, "GET", "/api/v1/me/notifications?limit=20", None, user["token"])
-            notifications += [entry["id"] for entry in page]
+            notifications.update({entry["id"]: index for entry in page})
         if len(notifications) >= len(users):
             break
         time.sleep(0.5)
@@ -251,7 +252,7 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "revocableFeeds": [item["revocableFeed"] for item in seeded],
         "feedFiles": [item["feedFile"] for item in seeded],
         "devices": [item["device"] for item in seeded],
-        "notifications": state["notifications"],
+        "notifications": list(state["notifications"]),
     }
     lines = [
         "# Written by scripts/schemathesis_hooks.py for one run of scripts/schemathesis.sh.",
@@ -362,16 +363,18 @@ if STATE_PATH and __name__ != "__main__":
     USERS: list[dict[str, Any]] = STATE["users"]
     TOKENS = {user["token"]: index for index, user in enumerate(USERS)}
     LOCK = threading.Lock()
-    # Resource id (lower case) -> index of the user who owns it: seeded ones, then whatever the
-    # run creates (communities, family members and calendar feeds), so follow-up requests use the
-    # creator's token.
+    # Resource id or device token (lower case) -> index of the user who owns it: seeded ones,
+    # then whatever the run creates (communities, family members, calendar feeds and devices),
+    # so follow-up requests use the creator's token.
     OWNERS: dict[str, int] = {}
     # Community id -> its seeded resources, to keep path parameters of one request consistent.
     SEEDED_BY_COMMUNITY: dict[str, dict[str, Any]] = {}
     for _item in STATE["seeded"]:
-        for _key in ("community", "spareCommunity", "familyMember", "feed", "revocableFeed"):
+        for _key in ("community", "spareCommunity", "familyMember", "feed", "revocableFeed", "device"):
             OWNERS[_item[_key].lower()] = _item["owner"]
         SEEDED_BY_COMMUNITY[_item["community"].lower()] = _item
+    for _id, _owner_index in STATE["notifications"].items():
+        OWNERS[_id.lower()] = _owner_index
     SEEDED_MEMBERS = {item["member"].lower() for item in STATE["seeded"]}
     SEEDED_INVITES = {item["revocableInvite"].lower() for item in STATE["seeded"]}
     SEEDED_CODES = {item["joinCode"] for item in STATE["seeded"]}
@@ -401,7 +404,7 @@ if STATE_PATH and __name__ != "__main__":
 
     def _owner(case: Any) -> int | None:
         parameters = case.path_parameters or {}
-        for name in ("communityId", "familyMemberId", "feedId"):
+        for name in ("communityId", "familyMemberId", "feedId", "token", "notificationId"):
             value = parameters.get(name)
             if isinstance(value, str) and value.lower() in OWNERS:
                 return OWNERS[value.lower()]
@@ -558,6 +561,13 @@ if STATE_PATH and __name__ != "__main__":
                 except (ValueError, KeyError, TypeError):
                     return
                 OWNERS[str(created).lower()] = user
+            # A device belongs to whoever registered it last (200 when it moved or was known).
+            if response.status_code in (200, 201) and operation_id == "registerDevice":
+                try:
+                    token = json.loads(response.content)["data"]["token"]
+                except (ValueError, KeyError, TypeError):
+                    return
+                OWNERS[str(token).lower()] = user
 
     # --- known service defects ------------------------------------------------------------------
     #
