@@ -1,3 +1,5 @@
+import Synchronization
+
 extension RecurrenceRule {
     /// Parts of RFC 5545's grammar that this engine deliberately leaves out, so they get a clearer error
     /// than an unknown name. BYHOUR and friends would need several instances per day; BYWEEKNO and BYYEARDAY
@@ -183,3 +185,21 @@ enum IntegerText {
         return sign * value
     }
 }
+
+extension RecurrenceRule {
+    /// ``init(parsing:)``, remembered per text: a calendar read parses the rule of every series
+    /// it shows, and the same rules come back on every read. Refused texts are not remembered.
+    package static func parsed(_ text: String) throws(RecurrenceRuleError) -> RecurrenceRule {
+        if let known = knownRules.withLock({ $0[text] }) { return known }
+        let rule = try RecurrenceRule(parsing: text)
+        knownRules.withLock { known in
+            if known.count >= knownRulesLimit { known.removeAll(keepingCapacity: true) }
+            known[text] = rule
+        }
+        return rule
+    }
+}
+
+/// Enough for every series of the communities one process serves; past it the memory starts over.
+private let knownRulesLimit = 20_000
+private let knownRules = Mutex<[String: RecurrenceRule]>([:])

@@ -127,6 +127,30 @@ extension Response {
             DataEnvelope(data: payload, meta: ResponseMeta(requestId: requestId)), status: status, headers: headers)
     }
 
+    /// The envelope around JSON written beforehand, put together in one buffer: the same bytes
+    /// as the encoder writes for it, without the encoder copying a body of a megabyte.
+    package static func data(
+        _ payload: RawJSON, status: HTTPResponse.Status = .ok, requestId: String?, headers: HTTPFields = [:]
+    ) throws -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json; charset=utf-8"
+        let body = try envelope(payload, meta: ResponseMeta(requestId: requestId))
+        return Response(status: status, headers: fields, body: .init(byteBuffer: body))
+    }
+
+    /// `{"data":…,"meta":…}`, keys in the encoder's (sorted) order.
+    package static func envelope(_ payload: RawJSON, meta: ResponseMeta) throws -> ByteBuffer {
+        let metaBytes = try JSONCoding.encoder.encodeBytes(meta)
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(payload.bytes.count + metaBytes.count + 20)
+        buffer.writeStaticString(#"{"data":"#)
+        buffer.writeBytes(payload.bytes)
+        buffer.writeStaticString(#","meta":"#)
+        buffer.writeBytes(metaBytes)
+        buffer.writeStaticString("}")
+        return buffer
+    }
+
     package static func json<Body: Encodable>(
         _ body: Body, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
     ) throws -> Response {

@@ -42,11 +42,33 @@ package struct JSONWriter {
         needsComma = true
     }
 
+    /// A member's name: the names written here are plain ASCII, which needs no escapes.
     package mutating func key(_ name: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
-        name.withUTF8Buffer { bytes.appendJSONString(utf8: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { name in
+            assert(name.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+            bytes.append(contentsOf: name)
+        }
+        bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
         needsComma = false
+    }
+
+    /// Members written beforehand by another writer (`"a":1,"b":2`, no braces), as the next
+    /// members of the current object.
+    package mutating func members(_ written: [UInt8]) {
+        guard !written.isEmpty else { return }
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(contentsOf: written)
+        needsComma = true
+    }
+
+    /// A writer for members on their own, to be copied in with ``members(_:)``.
+    package static func members(_ write: (inout JSONWriter) throws -> Void) rethrows -> [UInt8] {
+        var json = JSONWriter(capacity: 256)
+        try write(&json)
+        return json.bytes
     }
 
     package mutating func field(_ name: StaticString, _ value: String?) {

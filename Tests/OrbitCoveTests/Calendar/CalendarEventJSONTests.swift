@@ -1,5 +1,7 @@
 import CoreService
 import Foundation
+import Hummingbird
+import NIOCore
 import OrbitCoveInfra
 import OrbitCoveModels
 import Testing
@@ -25,6 +27,45 @@ import Testing
         let envelope = DataEnvelope(data: try CalendarEvent.json(events), meta: meta)
         let expected = DataEnvelope(data: events, meta: meta)
         #expect(try JSONCoding.encoder.encodeBytes(envelope) == JSONCoding.encoder.encodeBytes(expected))
+    }
+
+    /// Instances of one series reuse the fields written for the first; an override (same id,
+    /// its own title, place or capacity) and a later edit of the series must not.
+    @Test(arguments: 0..<20) func instancesShareOnlyWhatTheyHaveInCommon(seed: Int) throws {
+        var random = SplitMix(seed: UInt64(seed) + 1_000)
+        let series = Self.event(&random)
+        var events: [CalendarEvent] = []
+        for index in 0..<12 {
+            var instance = Self.event(&random)
+            // The instance's own fields from a fresh event; the rest from the series.
+            var shared = series
+            shared.startsAt = instance.startsAt
+            shared.endsAt = instance.endsAt
+            shared.startDate = instance.startDate
+            shared.endDate = instance.endDate
+            shared.rsvpDeadline = instance.rsvpDeadline
+            shared.recurrenceId = instance.recurrenceId
+            shared.cancelled = instance.cancelled
+            shared.rsvp = instance.rsvp
+            shared.dependantRsvps = instance.dependantRsvps
+            shared.attendance = instance.attendance
+            switch index % 4 {
+            case 1: shared.title = instance.title + " (moved)"
+            case 2:
+                shared.locationName = instance.locationName
+                shared.capacity = instance.capacity
+            case 3: shared.updatedAt = instance.updatedAt
+            default: break
+            }
+            instance = shared
+            events.append(instance)
+        }
+        let written = try CalendarEvent.json(events).bytes
+        #expect(written == (try JSONCoding.encoder.encodeBytes(events)))
+        let meta = ResponseMeta(requestId: "r")
+        #expect(
+            Array(buffer: try Response.envelope(CalendarEvent.json(events), meta: meta))
+                == (try JSONCoding.encoder.encodeBytes(DataEnvelope(data: events, meta: meta))))
     }
 
     static func event(_ random: inout SplitMix) -> CalendarEvent {

@@ -179,6 +179,36 @@ import Testing
         }
     }
 
+    /// A member with no device is owed no push: their row is written without one, so no push job
+    /// is queued for them (and their unread count is not taken for a badge nobody sees). Sent
+    /// pushes clear `push_at`; `push_queued` stays.
+    @Test func aMemberWithoutADeviceIsOwedNoPush() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, ada, ben) = (
+                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+                )
+                let club = try await api.community(by: coach)
+                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let phone = try await harness.device(for: ben)
+                _ = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-04-01T10:00:00Z"}"#)
+                for person in [ada, ben] { #expect(try await harness.settled(person, .eventCreated, count: 1)) }
+                #expect(try await eventually { harness.pushes(to: phone, of: "event_created").count == 1 })
+                try await withTestDatabase { database in
+                    let owed = try await database.systemQuery(
+                        """
+                        SELECT user_id FROM notifications
+                        WHERE community_id = \(club.id) AND type = 'event_created' AND push_queued
+                        """)
+                    var users: [UUID] = []
+                    for row in owed { users.append(try row.decode(UUID.self)) }
+                    #expect(users == [ben.id])
+                }
+            }
+        }
+    }
+
     /// One token for every request until it is 50 minutes old (APNs refuses one older than an
     /// hour, and one refreshed more often than every 20 minutes); a discarded one is replaced.
     @Test func theProviderTokenIsReusedThenRefreshedBeforeAnHour() throws {

@@ -43,7 +43,7 @@ struct EventRecord: Sendable {
     /// The parsed rule of a series (rules are checked before they are stored).
     var rule: RecurrenceRule? {
         guard isSeries, let recurrenceRule else { return nil }
-        return try? RecurrenceRule(parsing: recurrenceRule)
+        return try? RecurrenceRule.parsed(recurrenceRule)
     }
 
     /// The series' instances; `withExceptions: false` keeps the removed ones (COUNT counts them).
@@ -70,11 +70,12 @@ struct EventRecord: Sendable {
     }
 
     /// The end of an instance that starts at `start`: the same length, or for an all-day event
-    /// the same number of days (a day is not always 24 hours).
-    func end(forStart start: Date) -> Date? {
+    /// the same number of days (a day is not always 24 hours). `zone`, when given, is the
+    /// event's, already looked up.
+    func end(forStart start: Date, in zone: TimeZone? = nil) -> Date? {
         guard let endsAt else { return nil }
         guard allDay else { return start.addingTimeInterval(endsAt.timeIntervalSince(startsAt)) }
-        let zone = zone
+        let zone = zone ?? self.zone
         let days =
             CivilDateTime.clamped(endsAt, in: zone).date.dayNumber
             - CivilDateTime.clamped(startsAt, in: zone).date.dayNumber
@@ -107,25 +108,24 @@ struct EventRecord: Sendable {
 
     /// The row as a client sees it.
     var event: CalendarEvent {
-        let zone = zone
-        return CalendarEvent(
+        var event = CalendarEvent(
             id: id, communityId: communityId, createdBy: createdBy, title: title, description: description,
-            startsAt: startsAt, endsAt: endsAt, allDay: allDay,
-            startDate: allDay ? CivilDateTime.clamped(startsAt, in: zone).date.isoText : nil,
-            endDate: allDay ? endsAt.map { CivilDateTime.clamped($0, in: zone).date.isoText } : nil,
+            startsAt: startsAt, endsAt: endsAt, allDay: allDay, startDate: nil, endDate: nil,
             timeZone: timeZone, locationName: locationName, locationLat: locationLat, locationLng: locationLng,
             locationAddress: locationAddress, category: category, attachments: attachments,
             rsvpDeadline: rsvpDeadline, capacity: capacity, recurrenceRule: recurrenceRule,
             exceptionDates: exceptionDates, recurrenceParentId: parentId, recurrenceId: recurrenceId,
             cancelled: cancelled, sequence: sequence, createdAt: createdAt, updatedAt: updatedAt)
+        if allDay { event.setDates(in: zone) }
+        return event
     }
 
     /// One instance of this series, generated at `start` (or this override's instance): the
     /// series' id and the instance's original start name it.
     func instance(at recurrenceId: Date, of series: EventRecord) -> CalendarEvent {
-        var instance = isOverride ? self : series.generated(at: recurrenceId)
-        instance.cancelled = instance.cancelled || series.cancelled
-        var event = instance.event
+        guard isOverride else { return series.instances.event(at: recurrenceId) }
+        var event = self.event
+        event.cancelled = cancelled || series.cancelled
         event.id = series.id
         event.recurrenceId = recurrenceId
         event.recurrenceParentId = nil
@@ -133,6 +133,10 @@ struct EventRecord: Sendable {
         event.exceptionDates = []
         return event
     }
+
+    /// The series' generated instances as a client sees them (a window makes this once per
+    /// series: what the instances share is made and its zone looked up once).
+    var instances: GeneratedInstances { GeneratedInstances(series: self) }
 
     /// The series' instance at `start` as the series itself would make it.
     func generated(at start: Date) -> EventRecord {
@@ -168,34 +172,77 @@ extension EventRecord {
         """
 
     init(_ row: PostgresRow) throws {
-        let cells = row.makeRandomAccess()
-        id = try cells[0].decode(UUID.self)
-        communityId = try cells[1].decode(UUID.self)
-        createdBy = try cells[2].decode(UUID.self)
-        title = try cells[3].decode(String.self)
-        description = try cells[4].decode(String?.self)
-        startsAt = try cells[5].decode(Date.self)
-        endsAt = try cells[6].decode(Date?.self)
-        allDay = try cells[7].decode(Bool.self)
-        timeZone = try cells[8].decode(String.self)
-        locationName = try cells[9].decode(String?.self)
-        locationLat = try cells[10].decode(Double?.self)
-        locationLng = try cells[11].decode(Double?.self)
-        locationAddress = try cells[12].decode(String?.self)
-        category = EventCategory(rawValue: try cells[13].decode(String?.self) ?? "") ?? .other
-        let attachmentText = try cells[14].decode(String?.self) ?? "[]"
-        attachments = (try? JSONCoding.decoder.decode([JSONValue].self, from: Data(attachmentText.utf8))) ?? []
-        rsvpDeadline = try cells[15].decode(Date?.self)
-        capacity = try cells[16].decode(Int?.self)
-        recurrenceRule = try cells[17].decode(String?.self)
-        exceptionDates = try cells[18].decode([Date].self)
-        parentId = try cells[19].decode(UUID?.self)
-        recurrenceId = try cells[20].decode(Date?.self)
-        overriddenFields = Set(try cells[21].decode([String].self).compactMap(EventField.init(rawValue:)))
-        cancelled = try cells[22].decode(Bool.self)
-        sequence = try cells[23].decode(Int.self)
-        createdAt = try cells[24].decode(Date.self)
-        updatedAt = try cells[25].decode(Date.self)
+        var cells = RowReader(row)
+        id = try cells.next()
+        communityId = try cells.next()
+        createdBy = try cells.next()
+        title = try cells.next()
+        description = try cells.next()
+        startsAt = try cells.next()
+        endsAt = try cells.next()
+        allDay = try cells.next()
+        timeZone = try cells.next()
+        locationName = try cells.next()
+        locationLat = try cells.next()
+        locationLng = try cells.next()
+        locationAddress = try cells.next()
+        let category: String? = try cells.next()
+        self.category = EventCategory(rawValue: category ?? "") ?? .other
+        // Most events have none: no decoder for those (a window read is hundreds of rows).
+        let attachmentText: String? = try cells.next()
+        if let attachmentText, attachmentText != "[]" {
+            attachments = (try? JSONCoding.decoder.decode([JSONValue].self, from: Data(attachmentText.utf8))) ?? []
+        } else {
+            attachments = []
+        }
+        rsvpDeadline = try cells.next()
+        capacity = try cells.next()
+        recurrenceRule = try cells.next()
+        exceptionDates = try cells.next()
+        parentId = try cells.next()
+        recurrenceId = try cells.next()
+        let overridden: [String] = try cells.next()
+        overriddenFields = Set(overridden.compactMap(EventField.init(rawValue:)))
+        cancelled = try cells.next()
+        sequence = try cells.next()
+        createdAt = try cells.next()
+        updatedAt = try cells.next()
+    }
+}
+
+/// A series' instances as clients see them, each from one template of what they share.
+struct GeneratedInstances {
+    let series: EventRecord
+    private let template: CalendarEvent
+    private let zone: TimeZone
+
+    init(series: EventRecord) {
+        self.series = series
+        zone = series.zone
+        var template = series.event
+        template.recurrenceParentId = nil
+        template.exceptionDates = []
+        self.template = template
+    }
+
+    /// The instance the series generates at `start` (what ``EventRecord/generated(at:)`` stores
+    /// for it, named by the series' id and `start`).
+    func event(at start: Date) -> CalendarEvent {
+        var event = template
+        event.startsAt = start
+        event.endsAt = series.end(forStart: start, in: zone)
+        event.rsvpDeadline = series.deadline(forStart: start)
+        event.recurrenceId = start
+        if series.allDay { event.setDates(in: zone) }
+        return event
+    }
+}
+
+extension CalendarEvent {
+    /// An all-day event's dates in its zone, from its start and end.
+    mutating func setDates(in zone: TimeZone) {
+        startDate = CivilDateTime.clamped(startsAt, in: zone).date.isoText
+        endDate = endsAt.map { CivilDateTime.clamped($0, in: zone).date.isoText }
     }
 }
 

@@ -146,11 +146,14 @@ struct EventStore: Sendable {
             SELECT event_id, recurrence_id, going, seats, maybe, declined, waitlisted FROM event_instance_counts
             WHERE event_id = ANY(\(events))
               AND (recurrence_id IS NULL OR (recurrence_id >= \(lower) AND recurrence_id < \(upper)))
-            """, logger: logger
-        ).decode((UUID, Date?, Int, Int, Int, Int, Int).self) {
-            answers[InstanceKey(eventId: row.0, recurrenceId: row.1)] = InstanceAnswers(
+            """, logger: logger)
+        {
+            var cells = RowReader(row)
+            let key = InstanceKey(eventId: try cells.next(), recurrenceId: try cells.next())
+            answers[key] = InstanceAnswers(
                 counts: AttendanceCounts(
-                    going: row.2, seats: row.3, maybe: row.4, declined: row.5, waitlisted: row.6, capacity: nil),
+                    going: try cells.next(), seats: try cells.next(), maybe: try cells.next(),
+                    declined: try cells.next(), waitlisted: try cells.next(), capacity: nil),
                 mine: [])
         }
         for try await row in try await connection.query(
@@ -160,12 +163,15 @@ struct EventStore: Sendable {
             WHERE user_id = \(viewer) AND event_id = ANY(\(events))
               AND (recurrence_id IS NULL OR (recurrence_id >= \(lower) AND recurrence_id < \(upper)))
             ORDER BY queued_at, id
-            """, logger: logger
-        ).decode((UUID, Date?, UUID?, String, Int, String?, Bool, Date).self) {
+            """, logger: logger)
+        {
+            var cells = RowReader(row)
+            let key = InstanceKey(eventId: try cells.next(), recurrenceId: try cells.next())
             let rsvp = EventRSVP(
-                familyMemberId: row.2, status: RSVPStatus(rawValue: row.3) ?? .no, plusOnes: row.4, note: row.5,
-                waitlisted: row.6, respondedAt: row.7)
-            answers[InstanceKey(eventId: row.0, recurrenceId: row.1)]?.mine.append(rsvp)
+                familyMemberId: try cells.next(), status: RSVPStatus(rawValue: try cells.next()) ?? .no,
+                plusOnes: try cells.next(), note: try cells.next(), waitlisted: try cells.next(),
+                respondedAt: try cells.next())
+            answers[key]?.mine.append(rsvp)
         }
         return answers
     }

@@ -45,9 +45,12 @@ struct EventWindow {
                 }
             }
         }
-        // By start, then event and instance (keys made once: formatting a UUID per comparison
-        // was a fifth of a large window's time).
-        let keys = found.map { ($0.startsAt, $0.id.lowercasedString, $0.recurrenceId ?? .distantPast) }
+        // By start, then event and instance. The id compares as its two halves, big-endian: the
+        // order of its lower-case text, without making the text (keys made once).
+        let keys = found.map { event in
+            let (high, low) = event.id.halves
+            return (event.startsAt, high, low, event.recurrenceId ?? .distantPast)
+        }
         return keys.indices.sorted { keys[$0] < keys[$1] }.map { found[$0] }
     }
 
@@ -59,12 +62,21 @@ struct EventWindow {
         let reach = max(series.endsAt.map { $0.timeIntervalSince(series.startsAt) } ?? 0, 0) + 86_400
         let starts = expansion.occurrences(
             in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, limit: limit + 1)
+        let generated = series.instances
         var seen = Set<Date>()
         for start in starts {
             seen.insert(start)
-            let record = overrides[start] ?? series.generated(at: start)
-            guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
-            try include(series, record, at: start, cancelled: series.cancelled || record.cancelled, into: &found)
+            if let record = overrides[start] {
+                guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
+                try include(series, record, at: start, cancelled: series.cancelled || record.cancelled, into: &found)
+                continue
+            }
+            let key = InstanceKey(eventId: series.id, recurrenceId: start)
+            let event = generated.event(at: start)
+            guard EventRecord.overlaps(start: event.startsAt, end: event.endsAt, window),
+                !series.cancelled || answers[key]?.expectsToAttend == true
+            else { continue }
+            try append(event, key, into: &found)
         }
         // Overrides moved into the window from an instance outside it.
         for (start, record) in overrides where !seen.contains(start) {
@@ -110,5 +122,17 @@ struct EventWindow {
         counts.capacity = event.capacity
         event.attendance = counts
         return event
+    }
+}
+
+extension UUID {
+    /// The 16 bytes as two big-endian halves: compared in order, they order ids as their text does.
+    fileprivate var halves: (UInt64, UInt64) {
+        withUnsafeBytes(of: uuid) { bytes in
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }
     }
 }

@@ -6,8 +6,8 @@ import PostgresNIO
 
 /// Writes notices into history inside a message handler's transaction (system scope): one
 /// `INSERT … SELECT` per notice whatever the audience's size, which reads each recipient's
-/// preferences (category switched off or series muted: no row; push off: no push; quiet
-/// hours: the push waits) and skips anyone who already has a row for this message, so a
+/// preferences (category switched off or series muted: no row; push off or no device: no
+/// push; quiet hours: the push waits) and skips anyone who already has a row for this message, so a
 /// redelivered or replayed message writes nothing twice. Pushes due now are queued in the same
 /// transaction; those waiting for quiet hours to end are queued by ``NotificationHousekeeping``.
 struct HistoryWriter: Sendable {
@@ -50,7 +50,11 @@ struct HistoryWriter: Sendable {
         let rows = try await connection.query(
             """
             WITH wanted AS (
-                SELECT m.user_id, notification_push_at(m.notification_prefs, \(notice.type.category.rawValue), NOW()) AS push_at
+                -- A push is owed only to someone with a device to send it to.
+                SELECT m.user_id,
+                       CASE WHEN EXISTS (SELECT 1 FROM devices d WHERE d.user_id = m.user_id)
+                           THEN notification_push_at(m.notification_prefs, \(notice.type.category.rawValue), NOW())
+                       END AS push_at
                 FROM members m
                 WHERE m.community_id = \(notice.audience.community)
                   AND (m.left_at IS NULL OR \(recipients.formerMembers))

@@ -88,7 +88,8 @@ struct PushSender: Sendable {
             ), badges AS (
                 SELECT users.user_id,
                        (SELECT count(*)::int FROM notifications n WHERE n.user_id = users.user_id AND n.read_at IS NULL) AS unread
-                FROM (SELECT DISTINCT user_id FROM due WHERE wanted) users
+                FROM (SELECT DISTINCT user_id FROM due
+                      WHERE wanted AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = due.user_id)) users
             )
             SELECT due.*, badges.unread, d.token, d.environment, d.bundle_id
             FROM due LEFT JOIN badges USING (user_id)

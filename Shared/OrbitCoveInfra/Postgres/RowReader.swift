@@ -1,0 +1,44 @@
+import Foundation
+import PostgresNIO
+
+/// Reads a row's cells in order, for reads of thousands of rows. `decode((A, B, …).self)` looks
+/// up the tuple's type metadata on every row, and `makeRandomAccess()` copies the columns
+/// first; in a calendar window read (about 3,000 rows) those were a quarter of the service's
+/// time. Each `next()` decodes one concrete type, chosen by what the result is assigned to, as
+/// PostgresNIO decodes it (an SQL `NULL` is nil for an optional and an error otherwise).
+///
+/// ```swift
+/// var cells = RowReader(row)
+/// let id: UUID = try cells.next()
+/// let note: String? = try cells.next()
+/// ```
+package struct RowReader {
+    private var cells: PostgresRow.Iterator
+
+    package init(_ row: PostgresRow) {
+        cells = row.makeIterator()
+    }
+
+    package mutating func next() throws -> UUID { try cell().decode(UUID.self) }
+    package mutating func next() throws -> UUID? { try cell().decode(UUID?.self) }
+    package mutating func next() throws -> String { try cell().decode(String.self) }
+    package mutating func next() throws -> String? { try cell().decode(String?.self) }
+    package mutating func next() throws -> Int { try cell().decode(Int.self) }
+    package mutating func next() throws -> Int? { try cell().decode(Int?.self) }
+    package mutating func next() throws -> Double? { try cell().decode(Double?.self) }
+    package mutating func next() throws -> Bool { try cell().decode(Bool.self) }
+    package mutating func next() throws -> Date { try cell().decode(Date.self) }
+    package mutating func next() throws -> Date? { try cell().decode(Date?.self) }
+    package mutating func next() throws -> [Date] { try cell().decode([Date].self) }
+    package mutating func next() throws -> [String] { try cell().decode([String].self) }
+
+    private mutating func cell() throws -> PostgresCell {
+        guard let cell = cells.next() else { throw RowReaderError.tooFewColumns }
+        return cell
+    }
+}
+
+/// A query returned fewer columns than its reader reads: a mistake in the code, not the data.
+package enum RowReaderError: Error {
+    case tooFewColumns
+}
