@@ -2,115 +2,71 @@ import Foundation
 import OrbitCoveInfra
 import OrbitCoveModels
 
-/// Calendar events written straight to JSON: a window read is thousands of them, and through
-/// `Encodable` their encoding was most of the request's time. The bytes are the encoder's
-/// (`CalendarEventJSONTests` compares them), so clients cannot tell.
+/// A window written straight to JSON: through `Encodable` its thousands of events were most of
+/// the request's time. The bytes are the encoder's for ``CalendarWindow/events``
+/// (`CalendarWindowJSONTests` compares them), so clients cannot tell.
 ///
-/// The instances of one series share most of their fields, so from an id's second instance on
-/// those are written once and copied into each instance: an event whose shared fields equal
-/// those already seen for its id reuses them (compared, never assumed, so an override with the
-/// series' id but its own title gets its own). A single event is written as it is.
-extension CalendarEvent {
-    package static func json(_ events: [CalendarEvent]) throws -> RawJSON {
-        var json = JSONWriter(capacity: events.count * 1_024)
-        var seen: [UUID: SharedFields] = [:]
-        var written: [UUID: SharedMembers] = [:]
-        try json.array(events) { json, event in
-            let fields = SharedFields(event)
-            if let members = written[event.id], members.fields == fields {
-                try event.write(to: &json, fields: fields, members: members)
-            } else if seen[event.id] == fields {
-                let members = try SharedMembers(fields)
-                written[event.id] = members
-                try event.write(to: &json, fields: fields, members: members)
-            } else {
-                seen[event.id] = fields
-                try event.write(to: &json, fields: fields, members: nil)
+/// The fields an instance shares with its source are written once per source when several
+/// instances share it (a series' instances) and copied into each; an instance's own fields,
+/// answers and counts are written for each.
+extension CalendarWindow {
+    package func json() throws -> RawJSON {
+        var uses = [Int](repeating: 0, count: sources.count)
+        for instance in instances { uses[instance.source] += 1 }
+        let written: [[[UInt8]]?] = try sources.indices.map { index in
+            guard uses[index] > 1 else { return nil }
+            let source = sources[index]
+            return try CalendarEvent.SharedRun.allCases.map { run in
+                try JSONWriter.members { try source.write(run, to: &$0) }
             }
+        }
+        var json = JSONWriter(capacity: instances.count * 1_024)
+        try json.array(instances) { json, instance in
+            try write(instance, shared: written[instance.source], to: &json)
         }
         return json.raw
     }
 
     /// The fields in key order, as `JSONCoding.encoder` (sorted keys) writes them: the shared
-    /// ones in the runs that fall between the instance's own, copied from `members` if given.
-    private func write(to json: inout JSONWriter, fields: SharedFields, members: SharedMembers?) throws {
-        func shared(_ run: SharedFields.Run, _ json: inout JSONWriter) throws {
-            if let members { json.members(members.runs[run.rawValue]) } else { try fields.write(run, to: &json) }
+    /// ones in the runs that fall between the instance's own, copied from `shared` if given.
+    private func write(_ instance: Instance, shared: [[UInt8]]?, to json: inout JSONWriter) throws {
+        // The source is read in place: a copy of an event is a dozen reference counts.
+        func run(_ run: CalendarEvent.SharedRun, _ json: inout JSONWriter) throws {
+            if let shared {
+                json.members(shared[run.rawValue])
+            } else {
+                try sources[instance.source].write(run, to: &json)
+            }
         }
+        let mine = instance.answers?.mine ?? []
         try json.object { json in
-            try shared(.allDayToAttachments, &json)
+            try run(.allDayToAttachments, &json)
             json.key("attendance")
-            if let attendance { attendance.write(to: &json) } else { json.null() }
-            json.field("cancelled", cancelled)
-            try shared(.capacityToCreatedBy, &json)
+            instance.attendance(capacity: sources[instance.source].capacity).write(to: &json)
+            json.field("cancelled", instance.cancelled)
+            try run(.capacityToCreatedBy, &json)
             json.key("dependantRsvps")
-            json.array(dependantRsvps) { json, rsvp in rsvp.write(to: &json) }
-            try shared(.description, &json)
-            json.field("endDate", endDate)
-            json.field("endsAt", endsAt)
-            try shared(.exceptionDatesToLocationName, &json)
-            json.field("recurrenceId", recurrenceId)
-            try shared(.recurrenceParentIdToRule, &json)
+            json.array(mine.lazy.filter { $0.familyMemberId != nil }) { json, rsvp in rsvp.write(to: &json) }
+            try run(.description, &json)
+            json.field("endDate", instance.endDate)
+            json.field("endsAt", instance.endsAt)
+            try run(.exceptionDatesToLocationName, &json)
+            json.field("recurrenceId", instance.recurrenceId)
+            try run(.recurrenceParentIdToRule, &json)
             json.key("rsvp")
-            if let rsvp { rsvp.write(to: &json) } else { json.null() }
-            json.field("rsvpDeadline", rsvpDeadline)
-            try shared(.sequence, &json)
-            json.field("startDate", startDate)
-            json.field("startsAt", startsAt)
-            try shared(.timeZoneToUpdatedAt, &json)
+            if let rsvp = mine.first(where: { $0.familyMemberId == nil }) { rsvp.write(to: &json) } else { json.null() }
+            json.field("rsvpDeadline", instance.rsvpDeadline)
+            try run(.sequence, &json)
+            json.field("startDate", instance.startDate)
+            json.field("startsAt", instance.startsAt)
+            try run(.timeZoneToUpdatedAt, &json)
         }
     }
 }
 
-/// What every instance of one stored event has in common: all but its times, its deadline,
-/// whether it is cancelled, its answers and its counts.
-private struct SharedFields: Equatable {
-    var allDay: Bool
-    var attachments: [JSONValue]
-    var capacity: Int?
-    var category: EventCategory
-    var communityId: UUID
-    var createdAt: Date
-    var createdBy: UUID
-    var description: String?
-    var exceptionDates: [Date]
-    var id: UUID
-    var locationAddress: String?
-    var locationLat: Double?
-    var locationLng: Double?
-    var locationName: String?
-    var recurrenceParentId: UUID?
-    var recurrenceRule: String?
-    var sequence: Int
-    var timeZone: String
-    var title: String
-    var updatedAt: Date
-
-    init(_ event: CalendarEvent) {
-        allDay = event.allDay
-        attachments = event.attachments
-        capacity = event.capacity
-        category = event.category
-        communityId = event.communityId
-        createdAt = event.createdAt
-        createdBy = event.createdBy
-        description = event.description
-        exceptionDates = event.exceptionDates
-        id = event.id
-        locationAddress = event.locationAddress
-        locationLat = event.locationLat
-        locationLng = event.locationLng
-        locationName = event.locationName
-        recurrenceParentId = event.recurrenceParentId
-        recurrenceRule = event.recurrenceRule
-        sequence = event.sequence
-        timeZone = event.timeZone
-        title = event.title
-        updatedAt = event.updatedAt
-    }
-
-    /// The runs of shared fields between an instance's own fields, in key order.
-    enum Run: Int, CaseIterable {
+extension CalendarEvent {
+    /// The runs of fields an instance shares with its source, between its own in key order.
+    enum SharedRun: Int, CaseIterable {
         case allDayToAttachments
         case capacityToCreatedBy
         case description
@@ -120,7 +76,7 @@ private struct SharedFields: Equatable {
         case timeZoneToUpdatedAt
     }
 
-    func write(_ run: Run, to json: inout JSONWriter) throws {
+    func write(_ run: SharedRun, to json: inout JSONWriter) throws {
         switch run {
         case .allDayToAttachments:
             json.field("allDay", allDay)
@@ -151,17 +107,6 @@ private struct SharedFields: Equatable {
             json.field("title", title)
             json.field("updatedAt", updatedAt)
         }
-    }
-}
-
-/// The shared fields written once, run by run, to be copied into each instance.
-private struct SharedMembers {
-    let fields: SharedFields
-    let runs: [[UInt8]]
-
-    init(_ fields: SharedFields) throws {
-        self.fields = fields
-        runs = try SharedFields.Run.allCases.map { run in try JSONWriter.members { try fields.write(run, to: &$0) } }
     }
 }
 

@@ -123,7 +123,7 @@ struct EventRecord: Sendable {
     /// One instance of this series, generated at `start` (or this override's instance): the
     /// series' id and the instance's original start name it.
     func instance(at recurrenceId: Date, of series: EventRecord) -> CalendarEvent {
-        guard isOverride else { return series.instances.event(at: recurrenceId) }
+        guard isOverride else { return series.generatedInstances.event(at: recurrenceId) }
         var event = self.event
         event.cancelled = cancelled || series.cancelled
         event.id = series.id
@@ -136,7 +136,7 @@ struct EventRecord: Sendable {
 
     /// The series' generated instances as a client sees them (a window makes this once per
     /// series: what the instances share is made and its zone looked up once).
-    var instances: GeneratedInstances { GeneratedInstances(series: self) }
+    var generatedInstances: GeneratedInstances { GeneratedInstances(series: self) }
 
     /// The series' instance at `start` as the series itself would make it.
     func generated(at start: Date) -> EventRecord {
@@ -213,8 +213,18 @@ extension EventRecord {
 /// A series' instances as clients see them, each from one template of what they share.
 struct GeneratedInstances {
     let series: EventRecord
-    private let template: CalendarEvent
+    /// The series as each of its instances shows it, but for the instance's own times.
+    let template: CalendarEvent
     private let zone: TimeZone
+
+    /// What differs between the series' instances (besides answers).
+    struct Times {
+        var startsAt: Date
+        var endsAt: Date?
+        var startDate: String?
+        var endDate: String?
+        var rsvpDeadline: Date?
+    }
 
     init(series: EventRecord) {
         self.series = series
@@ -225,15 +235,27 @@ struct GeneratedInstances {
         self.template = template
     }
 
-    /// The instance the series generates at `start` (what ``EventRecord/generated(at:)`` stores
-    /// for it, named by the series' id and `start`).
+    /// The times of the instance the series generates at `start` (what
+    /// ``EventRecord/generated(at:)`` stores for it).
+    func times(at start: Date) -> Times {
+        let end = series.end(forStart: start, in: zone)
+        return Times(
+            startsAt: start, endsAt: end,
+            startDate: series.allDay ? CalendarEvent.date(of: start, in: zone) : nil,
+            endDate: series.allDay ? end.map { CalendarEvent.date(of: $0, in: zone) } : nil,
+            rsvpDeadline: series.deadline(forStart: start))
+    }
+
+    /// The instance at `start`, named by the series' id and `start`.
     func event(at start: Date) -> CalendarEvent {
+        let times = times(at: start)
         var event = template
-        event.startsAt = start
-        event.endsAt = series.end(forStart: start, in: zone)
-        event.rsvpDeadline = series.deadline(forStart: start)
+        event.startsAt = times.startsAt
+        event.endsAt = times.endsAt
+        event.startDate = times.startDate
+        event.endDate = times.endDate
+        event.rsvpDeadline = times.rsvpDeadline
         event.recurrenceId = start
-        if series.allDay { event.setDates(in: zone) }
         return event
     }
 }
@@ -241,8 +263,13 @@ struct GeneratedInstances {
 extension CalendarEvent {
     /// An all-day event's dates in its zone, from its start and end.
     mutating func setDates(in zone: TimeZone) {
-        startDate = CivilDateTime.clamped(startsAt, in: zone).date.isoText
-        endDate = endsAt.map { CivilDateTime.clamped($0, in: zone).date.isoText }
+        startDate = Self.date(of: startsAt, in: zone)
+        endDate = endsAt.map { Self.date(of: $0, in: zone) }
+    }
+
+    /// The day `instant` falls on in `zone`, as `YYYY-MM-DD`.
+    static func date(of instant: Date, in zone: TimeZone) -> String {
+        CivilDateTime.clamped(instant, in: zone).date.isoText
     }
 }
 

@@ -15,8 +15,8 @@ struct EventRoutes {
         community.get("events") { request, context in
             let granted = try context.member(.viewContent)
             let window = try Self.window(request)
-            let events = try await store.window(window, in: granted.communityId, viewer: granted.userId)
-            return try Response.data(try CalendarEvent.json(events), requestId: context.requestId)
+            let instances = try await store.window(window, in: granted.communityId, viewer: granted.userId)
+            return try Response.data(try instances.json(), requestId: context.requestId)
         }
 
         community.post("events") { request, context in

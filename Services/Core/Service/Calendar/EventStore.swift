@@ -14,7 +14,7 @@ struct EventStore: Sendable {
     static let longestWindow: TimeInterval = 400 * 86_400
 
     /// Every instance overlapping `window`, with the caller's answers and each one's counts.
-    func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> [CalendarEvent] {
+    func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> CalendarWindow {
         try await database.transaction(userId: viewer) { connection in
             let reach = window.lowerBound.addingTimeInterval(-EventInput.longest)
             var rows: [EventRecord] = []

@@ -8,9 +8,14 @@ struct InstanceKey: Hashable, Sendable {
 }
 
 /// The answers to one instance: its counts and the caller's own (and their dependants').
-struct InstanceAnswers: Sendable {
-    var counts: AttendanceCounts
-    var mine: [EventRSVP]
+package struct InstanceAnswers: Sendable {
+    package var counts: AttendanceCounts
+    package var mine: [EventRSVP]
+
+    package init(counts: AttendanceCounts, mine: [EventRSVP]) {
+        self.counts = counts
+        self.mine = mine
+    }
 
     /// Whether the caller (or a dependant) said yes or maybe: they still see it cancelled.
     var expectsToAttend: Bool { mine.contains { $0.status != .no } }
@@ -27,14 +32,14 @@ struct EventWindow {
 
     static let tooBusy = 10_000
 
-    func instances(of rows: [EventRecord]) throws -> [CalendarEvent] {
+    func instances(of rows: [EventRecord]) throws -> CalendarWindow {
         var overrides: [UUID: [Date: EventRecord]] = [:]
         for row in rows where row.isOverride {
             if let parent = row.parentId, let recurrenceId = row.recurrenceId {
                 overrides[parent, default: [:]][recurrenceId] = row
             }
         }
-        var found: [CalendarEvent] = []
+        var found = CalendarWindow()
         for row in rows where !row.isOverride {
             if row.isSeries {
                 try expand(row, overrides: overrides[row.id] ?? [:], into: &found)
@@ -45,24 +50,20 @@ struct EventWindow {
                 }
             }
         }
-        // By start, then event and instance. The id compares as its two halves, big-endian: the
-        // order of its lower-case text, without making the text (keys made once).
-        let keys = found.map { event in
-            let (high, low) = event.id.halves
-            return (event.startsAt, high, low, event.recurrenceId ?? .distantPast)
-        }
-        return keys.indices.sorted { keys[$0] < keys[$1] }.map { found[$0] }
+        found.sort()
+        return found
     }
 
     private func expand(
-        _ series: EventRecord, overrides: [Date: EventRecord], into found: inout [CalendarEvent]
+        _ series: EventRecord, overrides: [Date: EventRecord], into found: inout CalendarWindow
     ) throws {
         guard let expansion = series.expansion() else { return }
         // Instances that started before the window may still be running in it.
         let reach = max(series.endsAt.map { $0.timeIntervalSince(series.startsAt) } ?? 0, 0) + 86_400
         let starts = expansion.occurrences(
             in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, limit: limit + 1)
-        let generated = series.instances
+        let generated = series.generatedInstances
+        var source: Int?
         var seen = Set<Date>()
         for start in starts {
             seen.insert(start)
@@ -72,11 +73,18 @@ struct EventWindow {
                 continue
             }
             let key = InstanceKey(eventId: series.id, recurrenceId: start)
-            let event = generated.event(at: start)
-            guard EventRecord.overlaps(start: event.startsAt, end: event.endsAt, window),
+            let instance = generated.times(at: start)
+            guard EventRecord.overlaps(start: instance.startsAt, end: instance.endsAt, window),
                 !series.cancelled || answers[key]?.expectsToAttend == true
             else { continue }
-            try append(event, key, into: &found)
+            guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
+            let shared = source ?? found.addSource(generated.template)
+            source = shared
+            found.instances.append(
+                CalendarWindow.Instance(
+                    source: shared, startsAt: instance.startsAt, endsAt: instance.endsAt,
+                    startDate: instance.startDate, endDate: instance.endDate, rsvpDeadline: instance.rsvpDeadline,
+                    recurrenceId: start, cancelled: series.cancelled, answers: answers[key]))
         }
         // Overrides moved into the window from an instance outside it.
         for (start, record) in overrides where !seen.contains(start) {
@@ -98,41 +106,22 @@ struct EventWindow {
 
     private func include(
         _ series: EventRecord, _ record: EventRecord, at start: Date, cancelled: Bool,
-        into found: inout [CalendarEvent]
+        into found: inout CalendarWindow
     ) throws {
         let key = InstanceKey(eventId: series.id, recurrenceId: start)
         guard !cancelled || answers[key]?.expectsToAttend == true else { return }
         try append(record.instance(at: start, of: series), key, into: &found)
     }
 
-    private func append(_ event: CalendarEvent, _ key: InstanceKey, into found: inout [CalendarEvent]) throws {
-        guard found.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
-        found.append(decorated(event, key))
+    private func append(_ event: CalendarEvent, _ key: InstanceKey, into found: inout CalendarWindow) throws {
+        guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
+        found.append(event, answers: answers[key])
     }
 
     /// The instance with the caller's answers and its counts.
     func decorated(_ event: CalendarEvent, _ key: InstanceKey) -> CalendarEvent {
-        var event = event
-        let answered = answers[key]
-        event.rsvp = answered?.mine.first { $0.familyMemberId == nil }
-        event.dependantRsvps = answered?.mine.filter { $0.familyMemberId != nil } ?? []
-        var counts =
-            answered?.counts
-            ?? AttendanceCounts(going: 0, seats: 0, maybe: 0, declined: 0, waitlisted: 0, capacity: nil)
-        counts.capacity = event.capacity
-        event.attendance = counts
-        return event
-    }
-}
-
-extension UUID {
-    /// The 16 bytes as two big-endian halves: compared in order, they order ids as their text does.
-    fileprivate var halves: (UInt64, UInt64) {
-        withUnsafeBytes(of: uuid) { bytes in
-            (
-                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            )
-        }
+        var window = CalendarWindow()
+        window.append(event, answers: answers[key])
+        return window.events[0]
     }
 }
