@@ -47,11 +47,11 @@ TOKEN=$(curl -s -X POST -H 'content-type: application/json' -H 'x-real-ip: 10.78
 REACH=$(date -u -d "$FROM - 31 days" +%FT%TZ)
 
 # EventStore.window's three statements, as Database.transaction(userId:) runs them.
-COLUMNS="e.id, e.community_id, e.created_by, e.title, e.description, e.starts_at, e.ends_at, coalesce(e.all_day, false),
-    e.time_zone, e.location_name, e.location_lat::float8, e.location_lng::float8, e.location_address,
-    e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule, e.exception_dates,
-    e.recurrence_parent_id, e.recurrence_id, e.overridden_fields, e.cancelled_at IS NOT NULL, e.sequence,
-    e.created_at, e.updated_at"
+COLUMNS="e.id, e.sequence, e.updated_at, e.community_id, e.created_by, e.title, e.description, e.starts_at, e.ends_at,
+    coalesce(e.all_day, false), e.time_zone, e.location_name, e.location_lat::float8, e.location_lng::float8,
+    e.location_address, e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule,
+    e.exception_dates, e.recurrence_parent_id, e.recurrence_id, e.overridden_fields, e.cancelled_at IS NOT NULL,
+    e.created_at"
 EVENTS_WHERE="e.community_id = :community AND e.deleted_at IS NULL AND e.starts_at < :to
       AND CASE
           WHEN e.recurrence_parent_id IS NOT NULL THEN e.starts_at >= :reach

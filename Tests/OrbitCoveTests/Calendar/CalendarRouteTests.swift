@@ -29,6 +29,25 @@ import Testing
         }
     }
 
+    /// Rows decoded once are remembered by id and version (`KnownEvents`): a row changed by any
+    /// path, here an UPDATE straight in the database, is read as it now is, and so is one that
+    /// another row of the same id and sequence but an older moment would have matched.
+    @Test func aRowChangedOutsideTheAPIIsReadAsItIsNow() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z"}"#)
+            let (from, to) = ("2031-05-01T00:00:00Z", "2031-06-01T00:00:00Z")
+            #expect(try await api.window(club, from, to, as: coach).map(\.title) == ["Practice"])
+            try await withTestDatabase { database in
+                try await database.systemQuery("UPDATE events SET title = 'Match' WHERE id = \(event.id)")
+            }
+            let changed = try await api.window(club, from, to, as: coach)
+            #expect(changed.map(\.title) == ["Match"] && changed.map(\.sequence) == [event.sequence + 1])
+        }
+    }
+
     /// An all-day event is a date: it is written as midnight in the community's zone and
     /// read back as `startDate`/`endDate`, whatever zone the client is in.
     @Test func allDayEventsAreDates() async throws {

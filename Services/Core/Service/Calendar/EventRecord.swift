@@ -3,6 +3,7 @@ import OrbitCoveCalendar
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
+import Synchronization
 
 /// An `events` row as stored: a single event, a series (it has a rule), or an override of one
 /// instance of a series (it has a parent and the instance's original start).
@@ -164,16 +165,23 @@ struct EventRecord: Sendable {
 extension EventRecord {
     /// The columns ``init(_:)`` reads, from `events e` (a constant, for `\(unescaped:)`).
     static let columns = """
-        e.id, e.community_id, e.created_by, e.title, e.description, e.starts_at, e.ends_at, coalesce(e.all_day, false),
-        e.time_zone, e.location_name, e.location_lat::float8, e.location_lng::float8, e.location_address,
-        e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule, e.exception_dates,
-        e.recurrence_parent_id, e.recurrence_id, e.overridden_fields, e.cancelled_at IS NOT NULL, e.sequence,
-        e.created_at, e.updated_at
+        e.id, e.sequence, e.updated_at, e.community_id, e.created_by, e.title, e.description, e.starts_at, e.ends_at,
+        coalesce(e.all_day, false), e.time_zone, e.location_name, e.location_lat::float8, e.location_lng::float8,
+        e.location_address, e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule,
+        e.exception_dates, e.recurrence_parent_id, e.recurrence_id, e.overridden_fields, e.cancelled_at IS NOT NULL,
+        e.created_at
         """
 
+    /// The row, or the same version of it decoded before (see ``KnownEvents``).
     init(_ row: PostgresRow) throws {
         var cells = RowReader(row)
         id = try cells.next()
+        sequence = try cells.next()
+        updatedAt = try cells.next()
+        if let known = KnownEvents.shared.record(id, sequence: sequence, updatedAt: updatedAt) {
+            self = known
+            return
+        }
         communityId = try cells.next()
         createdBy = try cells.next()
         title = try cells.next()
@@ -188,7 +196,7 @@ extension EventRecord {
         locationAddress = try cells.next()
         let category: String? = try cells.next()
         self.category = EventCategory(rawValue: category ?? "") ?? .other
-        // Most events have none: no decoder for those (a window read is hundreds of rows).
+        // Most events have none: no decoder for those.
         let attachmentText: String? = try cells.next()
         if let attachmentText, attachmentText != "[]" {
             attachments = (try? JSONCoding.decoder.decode([JSONValue].self, from: Data(attachmentText.utf8))) ?? []
@@ -204,9 +212,40 @@ extension EventRecord {
         let overridden: [String] = try cells.next()
         overriddenFields = Set(overridden.compactMap(EventField.init(rawValue:)))
         cancelled = try cells.next()
-        sequence = try cells.next()
         createdAt = try cells.next()
-        updatedAt = try cells.next()
+        KnownEvents.shared.remember(self)
+    }
+}
+
+/// Event rows decoded before, by id and version, so a row read again unchanged is not decoded
+/// again: a window read gets the same few hundred rows on every request, and decoding them was
+/// a tenth of its time. Every change to a row raises its `sequence` and sets `updated_at` to
+/// the moment of the change (the `events_version` trigger), so the same id, sequence and
+/// `updated_at` are the same row; a version from a transaction that rolled back is never read
+/// again, as the next change gets its own moment. Only rows the database returned are looked
+/// up, so it decides, as before, what a reader may see.
+final class KnownEvents: Sendable {
+    static let shared = KnownEvents(limit: 50_000)
+
+    private let limit: Int
+    private let records = Mutex<[UUID: EventRecord]>([:])
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func record(_ id: UUID, sequence: Int, updatedAt: Date) -> EventRecord? {
+        guard let known = records.withLock({ $0[id] }), known.sequence == sequence, known.updatedAt == updatedAt
+        else { return nil }
+        return known
+    }
+
+    /// Remembers `record`; past the limit the memory starts over.
+    func remember(_ record: EventRecord) {
+        records.withLock { records in
+            if records.count >= limit, records[record.id] == nil { records.removeAll(keepingCapacity: true) }
+            records[record.id] = record
+        }
     }
 }
 
