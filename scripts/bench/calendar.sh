@@ -11,8 +11,11 @@
 #   window:  wrk through nginx on 127.0.0.1:8080 as one member, GET …/events for six weeks
 #            (token verification, rate limiting, membership from Redis, RLS on, series expanded
 #            in Berlin time, every instance with the caller's answers and its counts);
-#   pgbench: the three statements that read runs (the events, each instance's counts, the
-#            member's own answers), in one transaction with their app.current_user_id, prepared;
+#   pgbench: the two statements that read runs (the events; each instance's counts with the
+#            member's own answers), in one transaction with their app.current_user_id, planned
+#            on every run as the service's PostgresNIO runs them (pgbench -M extended; with
+#            -M prepared PostgreSQL soon switches the answers' join to a generic plan that is
+#            six times slower, which the service never uses);
 #   window-core: the same read straight to core on 127.0.0.1:8082, to show what the gateway
 #            and the megabyte it relays cost;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
@@ -46,7 +49,7 @@ TOKEN=$(curl -s -X POST -H 'content-type: application/json' -H 'x-real-ip: 10.78
     python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["accessToken"])')
 REACH=$(date -u -d "$FROM - 31 days" +%FT%TZ)
 
-# EventStore.window's three statements, as Database.transaction(userId:) runs them.
+# EventStore.window's two statements, as Database.transaction(userId:) runs them.
 COLUMNS="e.id, e.sequence, e.updated_at, e.community_id, e.created_by, e.title, e.description, e.starts_at, e.ends_at,
     coalesce(e.all_day, false), e.time_zone, e.location_name, e.location_lat::float8, e.location_lng::float8,
     e.location_address, e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule,
@@ -70,14 +73,14 @@ BEGIN;
 SELECT set_config('app.current_user_id', :user_id, true);
 SELECT $COLUMNS FROM events e
 WHERE $EVENTS_WHERE;
-SELECT event_id, recurrence_id, going, seats, maybe, declined, waitlisted FROM event_instance_counts
-WHERE event_id = ANY(:ids::uuid[])
-  AND (recurrence_id IS NULL OR (recurrence_id >= :reach AND recurrence_id < :to));
-SELECT event_id, recurrence_id, family_member_id, status::text, plus_ones, note, waitlisted, responded_at
-FROM rsvps
-WHERE user_id = :user_id::uuid AND event_id = ANY(:ids::uuid[])
-  AND (recurrence_id IS NULL OR (recurrence_id >= :reach AND recurrence_id < :to))
-ORDER BY queued_at, id;
+SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
+       r.status::text, r.family_member_id, r.plus_ones, r.note, r.waitlisted, r.responded_at,
+       r.queued_at, r.id
+FROM event_instance_counts c
+LEFT JOIN rsvps r ON r.user_id = :user_id::uuid AND r.event_id = ANY(:ids::uuid[])
+    AND r.event_id = c.event_id AND coalesce(r.recurrence_id, 'epoch') = coalesce(c.recurrence_id, 'epoch')
+WHERE c.event_id = ANY(:ids::uuid[])
+  AND (c.recurrence_id IS NULL OR (c.recurrence_id >= :reach AND c.recurrence_id < :to));
 COMMIT;
 SQL
 
@@ -117,7 +120,7 @@ for round in $(seq "$ROUNDS"); do
         | grep '^client=' | tee -a "$results"
     wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window-core.lua" http://127.0.0.1:8082 \
         | grep '^client=' | tee -a "$results"
-    PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M prepared \
+    PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M extended \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
         -D to="$TO" -D reach="$REACH" -D ids="$IDS" -f "$work/window.sql" orbitcove 2>/dev/null \
         | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }

@@ -96,6 +96,42 @@ import Testing
         }
     }
 
+    /// A parent's answers and their children's come back with each instance of the window, the
+    /// children's in the order they were given, whatever their ids.
+    @Test func aParentSeesTheirChildrensAnswersInTheOrderGiven() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ben) = (try await api.signIn("Coach"), try await api.signIn("Ben"))
+            let club = try await api.community(by: coach)
+            try await api.join(ben, club, invitedBy: coach)
+            var children: [FamilyMember] = []
+            for name in ["Bea", "Bo", "Cal"] {
+                children.append(
+                    try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"\#(name)"}"#)
+                        .data(FamilyMember.self))
+            }
+            let practice = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=3"}"#)
+            let rsvp = "/api/v1/communities/\(club.id)/events/\(practice.id)/rsvp"
+            // The second instance, answered child by child in an order unlike their ids'.
+            let order = children.sorted { $0.id.uuidString > $1.id.uuidString }
+            for child in order {
+                let answer = try await api.call(
+                    .post, rsvp, as: ben,
+                    json: #"{"status":"yes","recurrenceId":"2031-05-13T16:00:00Z","familyMemberId":"\#(child.id)"}"#)
+                #expect(answer.status == .ok)
+            }
+            _ = try await api.call(
+                .post, rsvp, as: ben, json: #"{"status":"maybe","recurrenceId":"2031-05-13T16:00:00Z"}"#)
+            let seen = try await api.window(club, "2031-05-01T00:00:00Z", "2031-06-01T00:00:00Z", as: ben)
+            #expect(seen.count == 3)
+            #expect(seen.map { $0.dependantRsvps.count } == [0, 3, 0])
+            #expect(seen[1].dependantRsvps.map(\.familyMemberId) == order.map(\.id))
+            #expect(seen[1].rsvp?.status == .maybe && seen[0].rsvp == nil && seen[2].rsvp == nil)
+            #expect(seen[1].attendance?.going == 3 && seen[1].attendance?.maybe == 1)
+        }
+    }
+
     /// Each instance of a series is answered on its own; the deadline keeps its distance from
     /// every instance's start, and after it answers are closed with 409 RSVP_CLOSED.
     @Test func instancesAreAnsweredApartAndDeadlinesClose() async throws {

@@ -141,37 +141,56 @@ struct EventStore: Sendable {
         guard !events.isEmpty else { return [:] }
         let (lower, upper) = (from ?? .distantPast, before ?? .distantFuture)
         var answers: [InstanceKey: InstanceAnswers] = [:]
+        answers.reserveCapacity(events.count * 4)
+        // One statement, a row per instance and own answer: each instance's counts with the
+        // caller's answers (theirs and their dependants') beside them, put in the order they
+        // were given here rather than by a sort of every row. An answer always has its
+        // instance's counts row (the trigger keeps it).
+        // When each answer was given, kept for instances with more than one.
+        var first: [InstanceKey: (Date, UUID)] = [:]
+        var given: [InstanceKey: [(Date, UUID)]] = [:]
         for try await row in try await connection.query(
             """
-            SELECT event_id, recurrence_id, going, seats, maybe, declined, waitlisted FROM event_instance_counts
-            WHERE event_id = ANY(\(events))
-              AND (recurrence_id IS NULL OR (recurrence_id >= \(lower) AND recurrence_id < \(upper)))
+            SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
+                   r.status::text, r.family_member_id, r.plus_ones, r.note, r.waitlisted, r.responded_at,
+                   r.queued_at, r.id
+            FROM event_instance_counts c
+            LEFT JOIN rsvps r ON r.user_id = \(viewer) AND r.event_id = ANY(\(events))
+                AND r.event_id = c.event_id AND coalesce(r.recurrence_id, 'epoch') = coalesce(c.recurrence_id, 'epoch')
+            WHERE c.event_id = ANY(\(events))
+              AND (c.recurrence_id IS NULL OR (c.recurrence_id >= \(lower) AND c.recurrence_id < \(upper)))
             """, logger: logger)
         {
             var cells = RowReader(row)
             let key = InstanceKey(eventId: try cells.next(), recurrenceId: try cells.next())
-            answers[key] = InstanceAnswers(
-                counts: AttendanceCounts(
-                    going: try cells.next(), seats: try cells.next(), maybe: try cells.next(),
-                    declined: try cells.next(), waitlisted: try cells.next(), capacity: nil),
-                mine: [])
-        }
-        for try await row in try await connection.query(
-            """
-            SELECT event_id, recurrence_id, family_member_id, status::text, plus_ones, note, waitlisted, responded_at
-            FROM rsvps
-            WHERE user_id = \(viewer) AND event_id = ANY(\(events))
-              AND (recurrence_id IS NULL OR (recurrence_id >= \(lower) AND recurrence_id < \(upper)))
-            ORDER BY queued_at, id
-            """, logger: logger)
-        {
-            var cells = RowReader(row)
-            let key = InstanceKey(eventId: try cells.next(), recurrenceId: try cells.next())
+            let counts = AttendanceCounts(
+                going: try cells.next(), seats: try cells.next(), maybe: try cells.next(),
+                declined: try cells.next(), waitlisted: try cells.next(), capacity: nil)
+            // No answer of the caller's to this instance: the rest of the row is empty.
+            guard let status: String = try cells.next() else {
+                answers[key] = InstanceAnswers(counts: counts, mine: [])
+                continue
+            }
             let rsvp = EventRSVP(
-                familyMemberId: try cells.next(), status: RSVPStatus(rawValue: try cells.next()) ?? .no,
+                familyMemberId: try cells.next(), status: RSVPStatus(rawValue: status) ?? .no,
                 plusOnes: try cells.next(), note: try cells.next(), waitlisted: try cells.next(),
                 respondedAt: try cells.next())
-            answers[key]?.mine.append(rsvp)
+            let when: (Date, UUID) = (try cells.next(), try cells.next())
+            if let earlier = first[key] {
+                answers[key]?.mine.append(rsvp)
+                given[key, default: [earlier]].append(when)
+            } else {
+                answers[key] = InstanceAnswers(counts: counts, mine: [rsvp])
+                first[key] = when
+            }
+        }
+        // In the order given (ties by id, as PostgreSQL orders uuids: byte by byte).
+        for (key, when) in given {
+            guard let mine = answers[key]?.mine, mine.count == when.count else { continue }
+            let order = when.indices.sorted {
+                (when[$0].0, when[$0].1.uuidString) < (when[$1].0, when[$1].1.uuidString)
+            }
+            answers[key]?.mine = order.map { mine[$0] }
         }
         return answers
     }

@@ -57,11 +57,12 @@ struct EventWindow {
     private func expand(
         _ series: EventRecord, overrides: [Date: EventRecord], into found: inout CalendarWindow
     ) throws {
-        guard let expansion = series.expansion() else { return }
         // Instances that started before the window may still be running in it.
         let reach = max(series.endsAt.map { $0.timeIntervalSince(series.startsAt) } ?? 0, 0) + 86_400
-        let starts = expansion.occurrences(
-            in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, limit: limit + 1)
+        let starts = KnownExpansions.shared.starts(
+            of: series.id, sequence: series.sequence, updatedAt: series.updatedAt,
+            in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, most: limit + 1
+        ) { series.expansion() }
         let generated = series.generatedInstances
         var source: Int?
         var seen = Set<Date>()
