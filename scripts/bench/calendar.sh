@@ -78,7 +78,7 @@ SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.wai
        r.queued_at, r.id
 FROM event_instance_counts c
 LEFT JOIN rsvps r ON r.user_id = :user_id::uuid AND r.event_id = ANY(:ids::uuid[])
-    AND r.event_id = c.event_id AND coalesce(r.recurrence_id, 'epoch') = coalesce(c.recurrence_id, 'epoch')
+    AND r.event_id = c.event_id AND coalesce(r.recurrence_id, '-infinity') = coalesce(c.recurrence_id, '-infinity')
 WHERE c.event_id = ANY(:ids::uuid[])
   AND (c.recurrence_id IS NULL OR (c.recurrence_id >= :reach AND c.recurrence_id < :to));
 COMMIT;

@@ -28,8 +28,10 @@ stop_release_stack() {
 wait_for_queues() {
     local deadline=$((SECONDS + 300)) waiting
     while ((SECONDS < deadline)); do
-        waiting=$(cd / && rabbitmqctl -q -n orbitcove@localhost list_queues -p orbitcove name messages |
-            awk 'NR > 1 && $1 !~ /\.dead-letter$/ { total += $2 } END { print total + 0 }')
+        # A failed call counts as "still waiting", not as the end of the benchmark.
+        waiting=$( (cd / && rabbitmqctl -q -n orbitcove@localhost list_queues -p orbitcove name messages \
+            --no-table-headers || echo "unknown 1") |
+            awk '$1 !~ /\.dead-letter$/ { total += $2 } END { print total + 0 }')
         [[ $waiting == 0 ]] && return 0
         echo "waiting for $waiting queued messages ..." >&2
         sleep 5

@@ -213,6 +213,39 @@ import Testing
         }
     }
 
+    /// Removing one instance of a series someone said they would come to: they still see it,
+    /// cancelled, in the window as in `GET`; others do not see it.
+    @Test func aRemovedInstanceStaysVisibleAsCancelledToThoseWhoAnswered() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: coach)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+            let practice = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-06-03T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=3"}"#)
+            let path = "/api/v1/communities/\(club.id)/events/\(practice.id)"
+            let second = "recurrenceId=2031-06-10T16:00:00Z"
+            #expect(
+                try await api.call(
+                    .post, "\(path)/rsvp", as: ada, json: #"{"status":"yes","recurrenceId":"2031-06-10T16:00:00Z"}"#
+                ).status == .ok)
+            #expect(try await api.call(.delete, "\(path)?\(second)&scope=this", as: coach).status == .noContent)
+
+            let (from, to) = ("2031-06-01T00:00:00Z", "2031-07-01T00:00:00Z")
+            let adaSees = try await api.window(club, from, to, as: ada)
+            #expect(
+                adaSees.map { utc($0.startsAt) } == [
+                    "2031-06-03T16:00:00Z", "2031-06-10T16:00:00Z", "2031-06-17T16:00:00Z",
+                ])
+            #expect(adaSees.map(\.cancelled) == [false, true, false])
+            #expect(adaSees[1].rsvp?.status == .yes)
+            let one = try await api.call(.get, "\(path)?\(second)", as: ada).data(CalendarEvent.self)
+            #expect(one.cancelled && one.recurrenceId == adaSees[1].recurrenceId)
+            #expect(try await api.window(club, from, to, as: ben).map(\.cancelled) == [false, false])
+        }
+    }
+
     /// The seed's matrix: members create events while the community allows it, edit their
     /// own, not others'; admins edit any; outsiders see nothing.
     @Test func theMatrixDecidesWhoWritesEvents() async throws {

@@ -11,7 +11,7 @@ import Testing
 /// field, null or set, nested answers, escapes), whichever instances share a source.
 @Suite struct CalendarWindowJSONTests {
     @Test(arguments: 0..<60) func theWriterWritesTheEncodersBytes(seed: Int) throws {
-        var random = SplitMix(seed: UInt64(seed))
+        var random = SplitMix64(seed: UInt64(seed))
         var window = CalendarWindow()
         // Sources used once (single events, overrides) and sources many instances share.
         for _ in 0..<4 {
@@ -44,7 +44,7 @@ import Testing
     }
 
     /// An instance's answers: none, counts only, the caller's own, their dependants'.
-    static func answers(_ random: inout SplitMix) -> InstanceAnswers? {
+    static func answers(_ random: inout SplitMix64) -> InstanceAnswers? {
         guard random.next() % 4 != 0 else { return nil }
         var mine: [EventRSVP] = []
         if random.next() % 2 == 0 {
@@ -66,7 +66,7 @@ import Testing
             mine: mine)
     }
 
-    static func event(_ random: inout SplitMix) -> CalendarEvent {
+    static func event(_ random: inout SplitMix64) -> CalendarEvent {
         func maybe<Value>(_ value: @autoclosure () -> Value) -> Value? { random.next() % 2 == 0 ? value() : nil }
         let texts = ["Practice", "Quote \" and \\ back\nslash", "Ünïcödé ⚽️ 🏟️", "", "tab\there \u{1}"]
         func text() -> String { texts[Int(random.next() % UInt64(texts.count))] }
@@ -100,18 +100,5 @@ import Testing
                 going: 3, seats: 5, maybe: 1, declined: 0, waitlisted: 2, capacity: maybe(5))
         }
         return event
-    }
-}
-
-/// A small seeded generator, so a failing case can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

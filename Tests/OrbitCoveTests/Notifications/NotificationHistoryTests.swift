@@ -80,11 +80,7 @@ import Testing
     @Test func aMessageWritesEachRecipientsRowOnce() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada, ben) = (
-                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
-                )
-                let club = try await api.community(by: coach)
-                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let (coach, club, _, ben) = try await api.clubWithTwoMembers()
                 let event = try await api.createEvent(
                     in: club, by: coach, #"{"title":"Match","startsAt":"2031-04-01T10:00:00Z"}"#)
                 #expect(try await harness.settled(ben, .eventCreated, count: 1))

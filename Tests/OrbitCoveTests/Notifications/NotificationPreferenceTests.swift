@@ -11,11 +11,7 @@ import Testing
     @Test func switchesAndMutesDecideWhatIsWritten() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada, ben) = (
-                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
-                )
-                let club = try await api.community(by: coach)
-                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let (coach, club, ada, ben) = try await api.clubWithTwoMembers()
                 let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
 
                 let defaults = try await api.call(.get, preferences, as: ada).data(NotificationPreferences.self)
@@ -125,6 +121,40 @@ import Testing
         }
     }
 
+    /// A push held for quiet hours goes to the devices the member has when the hours end, even
+    /// one registered after the news (a new phone, or a token APNs dropped and the app renewed).
+    @Test func aHeldPushGoesToADeviceRegisteredLater() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, club, ada) = try await api.clubWithOneMember()
+                let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
+                let zone = "America/New_York"
+                let hour = try Self.calendar(in: zone).component(.hour, from: Date())
+                let (start, end) = (
+                    String(format: "%02d:00", (hour + 23) % 24), String(format: "%02d:59", (hour + 1) % 24)
+                )
+                let quiet = try await api.call(
+                    .patch, preferences, as: ada,
+                    json: #"{"quietHours":{"start":"\#(start)","end":"\#(end)","timeZone":"\#(zone)"}}"#)
+                #expect(quiet.status == .ok)
+                _ = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-03-04T18:00:00Z"}"#)
+                #expect(try await harness.settled(ada, .eventCreated, count: 1))
+                // Ada had no device when the news came; she has one before her hours end.
+                let phone = try await harness.device(for: ada)
+                try await withTestDatabase { database in
+                    try await database.systemQuery(
+                        """
+                        UPDATE notifications SET push_at = NOW() - interval '1 second'
+                        WHERE community_id = \(club.id) AND user_id = \(ada.id) AND type = 'event_created'
+                          AND push_at IS NOT NULL
+                        """)
+                }
+                #expect(try await eventually { harness.pushes(to: phone, of: "event_created").count == 1 })
+            }
+        }
+    }
+
     static func calendar(in zone: String) throws -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = try #require(TimeZone(identifier: zone))
@@ -136,11 +166,7 @@ import Testing
     @Test func aHeldPushHonoursWhatChangedSince() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada, ben) = (
-                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
-                )
-                let club = try await api.community(by: coach)
-                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let (coach, club, ada, ben) = try await api.clubWithTwoMembers()
                 let (adas, bens) = (try await harness.device(for: ada), try await harness.device(for: ben))
                 let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
                 let allDay = #"{"quietHours":{"start":"00:00","end":"23:59","timeZone":"UTC"}}"#
@@ -237,11 +263,7 @@ import Testing
     @Test func settingsThatNoLongerReadDoNotStopHistory() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada, ben) = (
-                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
-                )
-                let club = try await api.community(by: coach)
-                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let (coach, club, ada, ben) = try await api.clubWithTwoMembers()
                 try await withTestDatabase { database in
                     try await database.systemQuery(
                         """

@@ -185,11 +185,7 @@ import Testing
     @Test func aMemberWithoutADeviceIsOwedNoPush() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in
-                let (coach, ada, ben) = (
-                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
-                )
-                let club = try await api.community(by: coach)
-                for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+                let (coach, club, ada, ben) = try await api.clubWithTwoMembers()
                 let phone = try await harness.device(for: ben)
                 _ = try await api.createEvent(
                     in: club, by: coach, #"{"title":"Match","startsAt":"2031-04-01T10:00:00Z"}"#)

@@ -117,4 +117,12 @@ extension CoreHarness {
         try await join(ada, club, invitedBy: coach)
         return (coach, club, ada)
     }
+
+    /// The same with Ben too.
+    func clubWithTwoMembers() async throws -> (coach: Person, club: Community, ada: Person, ben: Person) {
+        let (coach, club, ada) = try await clubWithOneMember()
+        let ben = try await signIn("Ben")
+        try await join(ben, club, invitedBy: coach)
+        return (coach, club, ada, ben)
+    }
 }

@@ -156,7 +156,7 @@ struct EventStore: Sendable {
                    r.queued_at, r.id
             FROM event_instance_counts c
             LEFT JOIN rsvps r ON r.user_id = \(viewer) AND r.event_id = ANY(\(events))
-                AND r.event_id = c.event_id AND coalesce(r.recurrence_id, 'epoch') = coalesce(c.recurrence_id, 'epoch')
+                AND r.event_id = c.event_id AND coalesce(r.recurrence_id, '-infinity') = coalesce(c.recurrence_id, '-infinity')
             WHERE c.event_id = ANY(\(events))
               AND (c.recurrence_id IS NULL OR (c.recurrence_id >= \(lower) AND c.recurrence_id < \(upper)))
             """, logger: logger)

@@ -57,6 +57,7 @@ struct EventWindow {
     private func expand(
         _ series: EventRecord, overrides: [Date: EventRecord], into found: inout CalendarWindow
     ) throws {
+        guard series.rule != nil else { return }
         // Instances that started before the window may still be running in it.
         let reach = max(series.endsAt.map { $0.timeIntervalSince(series.startsAt) } ?? 0, 0) + 86_400
         let starts = KnownExpansions.shared.starts(
@@ -98,10 +99,11 @@ struct EventWindow {
         for start in series.exceptionDates {
             let key = InstanceKey(eventId: series.id, recurrenceId: start)
             guard answers[key]?.expectsToAttend == true else { continue }
-            var record = overrides[start] ?? series.generated(at: start)
+            let record = overrides[start] ?? series.generated(at: start)
             guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
-            record.cancelled = true
-            try append(record.instance(at: start, of: series), key, into: &found)
+            var event = record.instance(at: start, of: series)
+            event.cancelled = true
+            try append(event, key, into: &found)
         }
     }
 

@@ -8,7 +8,8 @@ import Synchronization
 /// is a slice of it; one outside is expanded again (and remembered instead). The version is the
 /// row's `sequence` and `updated_at`, which every change moves (see ``KnownEvents``).
 package final class KnownExpansions: Sendable {
-    package static let shared = KnownExpansions(limit: 20_000)
+    /// At most a million starts in all (16 MB): a year of a few thousand weekly series.
+    package static let shared = KnownExpansions(limit: 1_000_000)
 
     /// How far past the asked window a span reaches on either side, so the windows of the next
     /// days and weeks fall inside it.
@@ -21,8 +22,14 @@ package final class KnownExpansions: Sendable {
         var starts: [Date]
     }
 
+    private struct Memory {
+        var spans: [UUID: Span] = [:]
+        var starts = 0
+    }
+
+    /// Most starts kept in all spans together; past it the memory starts over.
     private let limit: Int
-    private let spans = Mutex<[UUID: Span]>([:])
+    private let memory = Mutex(Memory())
 
     package init(limit: Int) {
         self.limit = limit
@@ -34,7 +41,7 @@ package final class KnownExpansions: Sendable {
         of series: UUID, sequence: Int, updatedAt: Date, in window: Range<Date>, most: Int,
         expansion: () -> RecurrenceExpansion?
     ) -> [Date] {
-        let known = spans.withLock { $0[series] }
+        let known = memory.withLock { $0.spans[series] }
         if let known, known.sequence == sequence, known.updatedAt == updatedAt,
             known.covers.lowerBound <= window.lowerBound, window.upperBound <= known.covers.upperBound
         {
@@ -48,9 +55,11 @@ package final class KnownExpansions: Sendable {
         guard starts.count <= Self.mostPerSpan else {
             return expansion.occurrences(in: window, limit: most)
         }
-        spans.withLock { spans in
-            if spans.count >= limit, spans[series] == nil { spans.removeAll(keepingCapacity: true) }
-            spans[series] = Span(sequence: sequence, updatedAt: updatedAt, covers: wide, starts: starts)
+        memory.withLock { memory in
+            memory.starts -= memory.spans[series]?.starts.count ?? 0
+            if memory.starts + starts.count > limit { memory = Memory() }
+            memory.spans[series] = Span(sequence: sequence, updatedAt: updatedAt, covers: wide, starts: starts)
+            memory.starts += starts.count
         }
         return Self.slice(starts, window, most: most)
     }

@@ -6,8 +6,8 @@ import PostgresNIO
 
 /// Writes notices into history inside a message handler's transaction (system scope): one
 /// `INSERT … SELECT` per notice whatever the audience's size, which reads each recipient's
-/// preferences (category switched off or series muted: no row; push off or no device: no
-/// push; quiet hours: the push waits) and skips anyone who already has a row for this message, so a
+/// preferences (category switched off or series muted: no row; push off, or no device for a
+/// push due now: no push; quiet hours: the push waits) and skips anyone who already has a row for this message, so a
 /// redelivered or replayed message writes nothing twice. Pushes due now are queued in the same
 /// transaction; those waiting for quiet hours to end are queued by ``NotificationHousekeeping``.
 struct HistoryWriter: Sendable {
@@ -50,11 +50,7 @@ struct HistoryWriter: Sendable {
         let rows = try await connection.query(
             """
             WITH wanted AS (
-                -- A push is owed only to someone with a device to send it to.
-                SELECT m.user_id,
-                       CASE WHEN EXISTS (SELECT 1 FROM devices d WHERE d.user_id = m.user_id)
-                           THEN notification_push_at(m.notification_prefs, \(notice.type.category.rawValue), NOW())
-                       END AS push_at
+                SELECT m.user_id, notification_push_at(m.notification_prefs, \(notice.type.category.rawValue), NOW()) AS push_at
                 FROM members m
                 WHERE m.community_id = \(notice.audience.community)
                   AND (m.left_at IS NULL OR \(recipients.formerMembers))
@@ -63,6 +59,14 @@ struct HistoryWriter: Sendable {
                   AND (\(recipients.users)::uuid[] IS NOT NULL OR m.joined_at IS NULL OR m.joined_at <= \(occurredAt))
                   AND m.user_id IS DISTINCT FROM \(recipients.except)
                   AND notification_wanted(m.notification_prefs, \(notice.type.category.rawValue), \(notice.series))
+            ), owed AS (
+                -- A push due now is owed only to someone with a device to send it to; one held
+                -- for quiet hours goes to the devices they have when the hours end.
+                SELECT user_id,
+                       CASE WHEN push_at > NOW() OR EXISTS (SELECT 1 FROM devices d WHERE d.user_id = wanted.user_id)
+                           THEN push_at
+                       END AS push_at
+                FROM wanted
             )
             INSERT INTO notifications
                 (user_id, community_id, type, title, body, data, message_id, push_at, push_queued, collapse_id)
@@ -70,7 +74,7 @@ struct HistoryWriter: Sendable {
                    left(\(notice.title), \(Self.titleLength)::int),
                    \(notice.body), \(data)::jsonb, \(message), push_at, coalesce(push_at <= NOW(), false),
                    \(notice.collapseId)
-            FROM wanted
+            FROM owed
             ON CONFLICT (message_id, user_id) DO NOTHING
             RETURNING id, push_queued
             """, logger: logger)
