@@ -223,7 +223,9 @@ extension EventRecord {
 /// the moment of the change (the `events_version` trigger), so the same id, sequence and
 /// `updated_at` are the same row; a version from a transaction that rolled back is never read
 /// again, as the next change gets its own moment. Only rows the database returned are looked
-/// up, so it decides, as before, what a reader may see.
+/// up, so it decides, as before, what a reader may see. A change made with the trigger switched
+/// off (`session_replication_role = replica`, a restore with `--disable-triggers`) is not seen
+/// until the row's next change or a restart.
 final class KnownEvents: Sendable {
     static let shared = KnownEvents(limit: 50_000)
 

@@ -142,13 +142,13 @@ struct EventStore: Sendable {
         let (lower, upper) = (from ?? .distantPast, before ?? .distantFuture)
         var answers: [InstanceKey: InstanceAnswers] = [:]
         answers.reserveCapacity(events.count * 4)
+        // When each answer was given, kept for instances with more than one.
+        var first: [InstanceKey: (Date, UUID)] = [:]
+        var given: [InstanceKey: [(Date, UUID)]] = [:]
         // One statement, a row per instance and own answer: each instance's counts with the
         // caller's answers (theirs and their dependants') beside them, put in the order they
         // were given here rather than by a sort of every row. An answer always has its
         // instance's counts row (the trigger keeps it).
-        // When each answer was given, kept for instances with more than one.
-        var first: [InstanceKey: (Date, UUID)] = [:]
-        var given: [InstanceKey: [(Date, UUID)]] = [:]
         for try await row in try await connection.query(
             """
             SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,

@@ -50,7 +50,8 @@ package final class KnownExpansions: Sendable {
         guard let expansion = expansion() else { return [] }
         let wide =
             window.lowerBound.addingTimeInterval(-Self.margin)..<window.upperBound.addingTimeInterval(Self.margin)
-        // A span too full to keep whole (an hourly-dense rule) is not remembered.
+        // A guard: a span too full to keep whole is not remembered (the densest rules here
+        // are daily, 584 starts over the widest window and both margins).
         let starts = expansion.occurrences(in: wide, limit: Self.mostPerSpan + 1)
         guard starts.count <= Self.mostPerSpan else {
             return expansion.occurrences(in: window, limit: most)
@@ -64,7 +65,7 @@ package final class KnownExpansions: Sendable {
         return Self.slice(starts, window, most: most)
     }
 
-    /// Most starts one span keeps: a daily series over the widest window and both margins.
+    /// Most starts one span keeps.
     static let mostPerSpan = 2_000
 
     private static func slice(_ starts: [Date], _ window: Range<Date>, most: Int) -> [Date] {

@@ -7,9 +7,10 @@ import PostgresNIO
 /// Writes notices into history inside a message handler's transaction (system scope): one
 /// `INSERT … SELECT` per notice whatever the audience's size, which reads each recipient's
 /// preferences (category switched off or series muted: no row; push off, or no device for a
-/// push due now: no push; quiet hours: the push waits) and skips anyone who already has a row for this message, so a
-/// redelivered or replayed message writes nothing twice. Pushes due now are queued in the same
-/// transaction; those waiting for quiet hours to end are queued by ``NotificationHousekeeping``.
+/// push due now: no push; quiet hours: the push waits) and skips anyone who already has a row
+/// for this message, so a redelivered or replayed message writes nothing twice. Pushes due now
+/// are queued in the same transaction; those waiting for quiet hours to end are queued by
+/// ``NotificationHousekeeping``.
 struct HistoryWriter: Sendable {
     /// Most notification ids one push job carries.
     static let pushBatch = 1000
