@@ -315,10 +315,14 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "phases.coverage.enabled = false",
         "generation.max-examples = 5",
         "",
-        "# Its body is validated before any lookup, so its coverage phase stays.",
+        "# Its body is validated before any lookup, so its coverage phase stays. A code that is no",
+        "# community's is 404 INVITE_NOT_FOUND by design (as an unknown community is), which the",
+        "# stateful phase would read as the community it just created being gone: that check is",
+        "# off here alone.",
         "[[operations]]",
         'include-operation-id = "joinCommunity"',
         "generation.max-examples = 5",
+        "checks.ensure_resource_availability.enabled = false",
         "",
     ]
     return "\n".join(lines)
