@@ -69,10 +69,7 @@ import Testing
                 // Ben's quiet hours are now, in his zone (an hour either side).
                 let zone = "America/New_York"
                 let calendar = try Self.calendar(in: zone)
-                let hour = calendar.component(.hour, from: Date())
-                let (start, end) = (
-                    String(format: "%02d:00", (hour + 23) % 24), String(format: "%02d:59", (hour + 1) % 24)
-                )
+                let (start, end) = try Self.quietHoursAroundNow(in: zone)
                 let quiet = try await api.call(
                     .patch, preferences, as: ben,
                     json: #"{"quietHours":{"start":"\#(start)","end":"\#(end)","timeZone":"\#(zone)"}}"#)
@@ -129,10 +126,7 @@ import Testing
                 let (coach, club, ada) = try await api.clubWithOneMember()
                 let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
                 let zone = "America/New_York"
-                let hour = try Self.calendar(in: zone).component(.hour, from: Date())
-                let (start, end) = (
-                    String(format: "%02d:00", (hour + 23) % 24), String(format: "%02d:59", (hour + 1) % 24)
-                )
+                let (start, end) = try Self.quietHoursAroundNow(in: zone)
                 let quiet = try await api.call(
                     .patch, preferences, as: ada,
                     json: #"{"quietHours":{"start":"\#(start)","end":"\#(end)","timeZone":"\#(zone)"}}"#)
@@ -153,6 +147,12 @@ import Testing
                 #expect(try await eventually { harness.pushes(to: phone, of: "event_created").count == 1 })
             }
         }
+    }
+
+    /// Quiet hours from the start of the hour before now to the end of the hour after, in `zone`.
+    static func quietHoursAroundNow(in zone: String) throws -> (start: String, end: String) {
+        let hour = try calendar(in: zone).component(.hour, from: Date())
+        return (String(format: "%02d:00", (hour + 23) % 24), String(format: "%02d:59", (hour + 1) % 24))
     }
 
     static func calendar(in zone: String) throws -> Calendar {
