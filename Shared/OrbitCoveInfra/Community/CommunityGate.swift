@@ -98,17 +98,16 @@ package struct CommunityGate: Sendable {
         try await database.transaction(userId: userId) { connection in
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: CommunityRecord.columns), m.role::text
+                SELECT \(unescaped: CommunityRecord.columns), m.role::text AS role
                 FROM communities c
                 LEFT JOIN members m ON m.community_id = c.id AND m.user_id = \(userId) AND m.left_at IS NULL
                 WHERE c.id = \(communityId)
                 """, logger: logger)
-            for try await row in rows.decode(
-                (UUID, String, String?, String?, UUID, Int, String, String, Date, Date, Date?, Bool, String?).self)
-            {
-                let record = try CommunityRecord.decode(
-                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11))
-                return Loaded(record: record, role: row.12.flatMap(MemberRole.init(rawValue:)))
+            for try await row in rows {
+                var cells = RowReader(row)
+                let record = try CommunityRecord.read(&cells)
+                let role: String? = try cells.next("role")
+                return Loaded(record: record, role: role.flatMap(MemberRole.init(rawValue:)))
             }
             return nil
         }

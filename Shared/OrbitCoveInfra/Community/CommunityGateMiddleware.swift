@@ -3,8 +3,9 @@ import Hummingbird
 import OrbitCoveModels
 
 /// Resolves the caller's membership once for every route under
-/// `/api/v1/communities/:communityId` (a route group with this middleware); handlers take it
-/// from ``AppRequestContext/member(_:)`` with the action they are about to do.
+/// `/api/v1/communities/:communityId` (a route group with this middleware): a non-member's
+/// request ends here with `404 COMMUNITY_NOT_FOUND`, a member's goes on with the standing
+/// that its handler receives in ``CommunityRequestContext/community``.
 package struct CommunityGateMiddleware: RouterMiddleware {
     package typealias Context = AppRequestContext
     let gate: CommunityGate
@@ -27,18 +28,8 @@ package struct CommunityGateMiddleware: RouterMiddleware {
             throw CommunityGate.notFound
         }
         var context = context
-        context.community = try await gate.resolve(
+        context.gatedCommunity = try await gate.resolve(
             communityId, by: userId, membersPageLimit: membersPage(request, context))
         return try await next(request, context)
-    }
-}
-
-extension AppRequestContext {
-    /// The caller's membership of the path's community, if the matrix allows `action`.
-    package func member(_ action: CommunityAction) throws -> CommunityGate.Granted {
-        // Only routes registered on the community group reach here; anything else is a bug.
-        guard let community else { throw APIError.internalError }
-        try community.require(action)
-        return community
     }
 }

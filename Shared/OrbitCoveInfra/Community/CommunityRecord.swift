@@ -31,23 +31,32 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
         Membership(role: role, isCreator: userId == createdBy, creatorIsAdmin: creatorIsAdmin)
     }
 
-    /// The columns ``decode(_:)`` reads, from `communities c`: the row, then whether its
-    /// creator is still an admin. A constant, written into queries with `\(unescaped:)`.
+    /// The columns ``read(_:)`` reads, from `communities c`: the row, then whether its
+    /// creator is still an admin. A constant, written into queries with `\(unescaped:)`; a
+    /// query may read more columns after these.
     package static let columns = """
         c.id, c.name, c.description, c.icon_url, c.created_by, c.member_count, c.subscription_status::text,
         c.settings::text, c.created_at, c.updated_at, c.deleted_at,
         EXISTS (SELECT 1 FROM members cm WHERE cm.community_id = c.id AND cm.user_id = c.created_by
-                AND cm.left_at IS NULL AND cm.role = 'admin')
+                AND cm.left_at IS NULL AND cm.role = 'admin') AS creator_is_admin
         """
 
-    package typealias Row = (UUID, String, String?, String?, UUID, Int, String, String, Date, Date, Date?, Bool)
-
-    package static func decode(_ row: Row) throws -> CommunityRecord {
-        CommunityRecord(
-            id: row.0, name: row.1, description: row.2, iconUrl: row.3, createdBy: row.4, memberCount: row.5,
-            subscriptionStatus: SubscriptionStatus(rawValue: row.6) ?? .free,
-            settings: try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(row.7.utf8)),
-            createdAt: row.8, updatedAt: row.9, deletedAt: row.10, creatorIsAdmin: row.11)
+    /// Reads ``columns`` from `cells`, leaving it at the next column.
+    package static func read(_ cells: inout RowReader) throws -> CommunityRecord {
+        let id: UUID = try cells.next("id")
+        let name: String = try cells.next("name")
+        let description: String? = try cells.next("description")
+        let iconUrl: String? = try cells.next("icon_url")
+        let createdBy: UUID = try cells.next("created_by")
+        let memberCount: Int = try cells.next("member_count")
+        let subscriptionStatus: String = try cells.next("subscription_status")
+        let settings: String = try cells.next("settings")
+        return CommunityRecord(
+            id: id, name: name, description: description, iconUrl: iconUrl, createdBy: createdBy,
+            memberCount: memberCount, subscriptionStatus: SubscriptionStatus(rawValue: subscriptionStatus) ?? .free,
+            settings: try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(settings.utf8)),
+            createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at"),
+            deletedAt: try cells.next("deleted_at"), creatorIsAdmin: try cells.next("creator_is_admin"))
     }
 }
 
@@ -62,7 +71,10 @@ extension CommunityRecord {
             """
             SELECT \(unescaped: CommunityRecord.columns) FROM communities c WHERE c.id = \(id)
             """, logger: logger)
-        for try await row in rows.decode(CommunityRecord.Row.self) { return try CommunityRecord.decode(row) }
+        for try await row in rows {
+            var cells = RowReader(row)
+            return try read(&cells)
+        }
         return nil
     }
 }

@@ -15,9 +15,9 @@ package struct AppRequestContext: RequestContext {
     /// `X-Real-IP` when the peer is a trusted proxy, otherwise the peer itself. For rate limits
     /// and the audit log; never written to logs.
     package var clientAddress: String = "unknown"
-    /// The caller's standing in the path's community, for routes under
-    /// `/api/v1/communities/:communityId` (``CommunityGateMiddleware`` sets it).
-    package var community: CommunityGate.Granted?
+    /// What ``CommunityGateMiddleware`` resolved, handed to the ``CommunityRequestContext``
+    /// that routes under `/api/v1/communities/:communityId` receive (never read here).
+    var gatedCommunity: CommunityGate.Granted?
 
     package init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -55,13 +55,15 @@ package struct ServiceKit: Sendable {
     }
 
     /// The group every route under `/api/v1/communities/:communityId` is registered on: its
-    /// middleware resolves the caller's membership once, handlers ask ``AppRequestContext/member(_:)``.
+    /// middleware resolves the caller's membership once, and its handlers receive it in a
+    /// ``CommunityRequestContext`` (asking ``CommunityRequestContext/member(_:)``).
     package func communityRoutes(
         on router: Router<AppRequestContext>,
         membersPage: @escaping @Sendable (Request, AppRequestContext) -> Int? = { _, _ in nil }
-    ) -> RouterGroup<AppRequestContext> {
+    ) -> RouterGroup<CommunityRequestContext> {
         router.group("/api/v1/communities/:communityId")
             .add(middleware: CommunityGateMiddleware(gate: gate, membersPage: membersPage))
+            .group(context: CommunityRequestContext.self)
     }
 
     /// A consumer of `queue` whose handlers are registered by `register`, with its retry

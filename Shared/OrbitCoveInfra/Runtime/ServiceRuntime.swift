@@ -47,8 +47,10 @@ package struct ServiceRuntime: Sendable {
     }
 
     /// The HTTP server plus the service's long-lived parts, in one `ServiceGroup`: started in
-    /// the order given (dependencies first), stopped in reverse on SIGTERM or SIGINT.
+    /// the order given (dependencies first), stopped in reverse on SIGTERM or SIGINT. The router
+    /// has all its routes by now, so here it learns to answer `405` for their other methods.
     package func makeApplication(_ parts: ServiceParts) -> some ApplicationProtocol {
+        parts.router.answerUndeclaredMethods()
         var app = Application(
             router: parts.router,
             configuration: .init(

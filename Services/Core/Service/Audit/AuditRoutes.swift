@@ -9,12 +9,11 @@ import OrbitCoveModels
 struct AuditRoutes {
     let store: AuditStore
 
-    func register(on community: RouterGroup<AppRequestContext>) {
+    func register(on community: RouterGroup<CommunityRequestContext>) {
         community.get("audit") { request, context in
             let granted = try context.member(.viewAuditLog)
             let page = try PageRequest(request)
-            let rows = try await store.entries(
-                of: granted.communityId, viewer: granted.userId, after: page.cursor, limit: page.fetchLimit)
+            let rows = try await store.entries(of: granted.communityId, viewer: granted.userId, page: page)
             return try Response.page(rows, of: page, requestId: context.requestId)
         }
     }

@@ -2,36 +2,43 @@ import Foundation
 import Logging
 import OrbitCoveInfra
 import OrbitCoveModels
+import PostgresNIO
 
 /// A community's audit log as its admins read it, newest first (row-level security agrees).
 struct AuditStore {
     let database: Database
     let logger: Logger
 
-    func entries(
-        of communityId: UUID, viewer: UUID, after cursor: PageCursor?, limit: Int
-    ) async throws
-        -> [(AuditEntry, PageCursor)]
-    {
+    static let order = Keyset(.newestFirst)
+
+    func entries(of communityId: UUID, viewer: UUID, page: PageRequest) async throws -> [(AuditEntry, PageCursor)] {
         try await database.transaction(userId: viewer) { connection in
             let rows = try await connection.query(
                 """
-                SELECT id, action, user_id, target_type, target_id, coalesce(metadata, '{}')::text, created_at
+                SELECT id, action, user_id, target_type, target_id, coalesce(metadata, '{}')::text AS metadata,
+                       created_at
                 FROM audit_log
                 WHERE community_id = \(communityId)
-                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
-                ORDER BY created_at DESC, id DESC
-                LIMIT \(limit)
+                \(page: page, in: Self.order)
                 """, logger: logger)
-            var page: [(AuditEntry, PageCursor)] = []
-            for try await row in rows.decode((UUID, String, UUID, String?, UUID?, String, Date).self) {
-                let metadata = (try? JSONCoding.decoder.decode([String: JSONValue].self, from: Data(row.5.utf8))) ?? [:]
+            var entries: [(AuditEntry, PageCursor)] = []
+            for try await row in rows {
+                var cells = RowReader(row)
+                let id: UUID = try cells.next("id")
+                let action: String = try cells.next("action")
+                let actorId: UUID = try cells.next("user_id")
+                let targetType: String? = try cells.next("target_type")
+                let targetId: UUID? = try cells.next("target_id")
+                let metadata: String = try cells.next("metadata")
+                let createdAt: Date = try cells.next("created_at")
                 let entry = AuditEntry(
-                    id: row.0, action: row.1, actorId: row.2, targetType: row.3, targetId: row.4, metadata: metadata,
-                    createdAt: row.6)
-                page.append((entry, PageCursor(createdAt: row.6, id: row.0)))
+                    id: id, action: action, actorId: actorId, targetType: targetType, targetId: targetId,
+                    metadata: (try? JSONCoding.decoder.decode([String: JSONValue].self, from: Data(metadata.utf8)))
+                        ?? [:],
+                    createdAt: createdAt)
+                entries.append((entry, PageCursor(createdAt: createdAt, id: id)))
             }
-            return page
+            return entries
         }
     }
 }

@@ -11,7 +11,7 @@ struct EventRoutes {
     let answers: RSVPStore
     let feeds: CalendarFeedStore
 
-    func register(on community: RouterGroup<AppRequestContext>) {
+    func register(on community: RouterGroup<CommunityRequestContext>) {
         community.get("events") { request, context in
             let granted = try context.member(.viewContent)
             let window = try Self.window(request)
@@ -122,7 +122,7 @@ struct EventRoutes {
         return scope
     }
 
-    static func answer(_ request: Request, context: AppRequestContext) async throws -> RSVPStore.Answer {
+    static func answer(_ request: Request, context: CommunityRequestContext) async throws -> RSVPStore.Answer {
         var reader = try await FieldReader.read(
             request, context: context, allowed: ["status", "plusOnes", "note", "familyMemberId", "recurrenceId"],
             nullClears: false)
@@ -148,7 +148,7 @@ struct EventRoutes {
     }
 }
 
-extension AppRequestContext {
+extension CommunityRequestContext {
     func eventId() throws -> UUID {
         guard let id = parameters.get("eventId", as: UUID.self) else { throw CalendarErrors.eventNotFound }
         return id

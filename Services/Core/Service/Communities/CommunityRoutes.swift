@@ -6,7 +6,7 @@ import OrbitCoveModels
 struct CommunityRoutes {
     let store: CommunityStore
 
-    func register(on router: Router<AppRequestContext>, community: RouterGroup<AppRequestContext>) {
+    func register(on router: Router<AppRequestContext>, community: RouterGroup<CommunityRequestContext>) {
         router.post("/api/v1/communities") { request, context in
             let userId = try context.requireUser()
             let new = try await Self.newCommunity(from: request, context: context)
@@ -41,7 +41,7 @@ struct CommunityRoutes {
         router.get("/api/v1/me/communities") { request, context in
             let userId = try context.requireUser()
             let page = try PageRequest(request)
-            let rows = try await store.communities(of: userId, after: page.cursor, limit: page.fetchLimit)
+            let rows = try await store.communities(of: userId, page: page)
             return try Response.page(rows, of: page, requestId: context.requestId)
         }
     }
@@ -63,7 +63,7 @@ struct CommunityRoutes {
     }
 
     static func changes(
-        from request: Request, context: AppRequestContext, current: CommunityRecord
+        from request: Request, context: CommunityRequestContext, current: CommunityRecord
     ) async throws
         -> CommunityStore.Changes
     {

@@ -156,28 +156,31 @@ package struct CommunityStore: Sendable {
     }
 
     /// The caller's communities, most recently joined first.
-    func communities(of userId: UUID, after cursor: PageCursor?, limit: Int) async throws -> [(Community, PageCursor)] {
+    func communities(of userId: UUID, page: PageRequest) async throws -> [(Community, PageCursor)] {
         try await database.transaction(userId: userId) { connection in
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: CommunityRecord.columns), m.role::text, m.joined_at, m.id
+                SELECT \(unescaped: CommunityRecord.columns), m.role::text AS role, m.joined_at, m.id
                 FROM members m JOIN communities c ON c.id = m.community_id
                 WHERE m.user_id = \(userId) AND m.left_at IS NULL AND c.deleted_at IS NULL
-                  AND (\(cursor == nil) OR (m.joined_at, m.id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
-                ORDER BY m.joined_at DESC, m.id DESC
-                LIMIT \(limit)
+                \(page: page, in: Self.joinedOrder)
                 """, logger: logger)
-            var page: [(Community, PageCursor)] = []
-            for try await row in rows.decode(
-                (UUID, String, String?, String?, UUID, Int, String, String, Date, Date, Date?, Bool, String, Date, UUID)
-                    .self)
-            {
-                let record = try CommunityRecord.decode(
-                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11))
-                let role = MemberRole(rawValue: row.12) ?? .member
-                page.append((record.community(role: role), PageCursor(createdAt: row.13, id: row.14)))
+            var communities: [(Community, PageCursor)] = []
+            for try await row in rows {
+                var cells = RowReader(row)
+                let record = try CommunityRecord.read(&cells)
+                let role: String = try cells.next("role")
+                let joinedAt: Date = try cells.next("joined_at")
+                let membershipId: UUID = try cells.next("id")
+                communities.append(
+                    (
+                        record.community(role: MemberRole(rawValue: role) ?? .member),
+                        PageCursor(createdAt: joinedAt, id: membershipId)
+                    ))
             }
-            return page
+            return communities
         }
     }
+
+    static let joinedOrder = Keyset(.newestFirst, time: "m.joined_at", id: "m.id")
 }

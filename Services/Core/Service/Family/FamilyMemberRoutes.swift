@@ -10,7 +10,7 @@ struct FamilyMemberRoutes {
         router.get("/api/v1/me/family-members") { request, context in
             let userId = try context.requireUser()
             let page = try PageRequest(request)
-            let rows = try await store.list(of: userId, after: page.cursor, limit: page.fetchLimit)
+            let rows = try await store.list(of: userId, page: page)
             return try Response.page(rows, of: page, requestId: context.requestId)
         }
 

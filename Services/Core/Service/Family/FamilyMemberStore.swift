@@ -14,25 +14,23 @@ struct FamilyMemberStore: Sendable {
     static let maximum = 20
     static let notFound = APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member")
 
-    func list(of userId: UUID, after cursor: PageCursor?, limit: Int) async throws -> [(FamilyMember, PageCursor)] {
+    /// Oldest first: the order they were added in.
+    static let order = Keyset(.oldestFirst)
+
+    func list(of userId: UUID, page: PageRequest) async throws -> [(FamilyMember, PageCursor)] {
         try await database.transaction(userId: userId) { connection in
             let rows = try await connection.query(
                 """
-                SELECT id, name, avatar_url, created_at FROM family_members
+                SELECT \(unescaped: Self.columns) FROM family_members
                 WHERE user_id = \(userId)
-                  AND (\(cursor == nil) OR (created_at, id) > (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
-                ORDER BY created_at, id
-                LIMIT \(limit)
+                \(page: page, in: Self.order)
                 """, logger: logger)
-            var page: [(FamilyMember, PageCursor)] = []
-            for try await (id, name, avatar, created) in rows.decode((UUID, String, String?, Date).self) {
-                page.append(
-                    (
-                        FamilyMember(id: id, name: name, avatarUrl: avatar, createdAt: created),
-                        PageCursor(createdAt: created, id: id)
-                    ))
+            var members: [(FamilyMember, PageCursor)] = []
+            for try await row in rows {
+                let member = try Self.read(row)
+                members.append((member, PageCursor(createdAt: member.createdAt, id: member.id)))
             }
-            return page
+            return members
         }
     }
 
@@ -45,11 +43,9 @@ struct FamilyMemberStore: Sendable {
                 INSERT INTO family_members (user_id, name, avatar_url)
                 SELECT \(userId), \(name), \(avatarUrl)
                 WHERE (SELECT count(*) FROM family_members WHERE user_id = \(userId)) < \(Self.maximum)
-                RETURNING id, name, avatar_url, created_at
+                RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
-            for try await (id, name, avatar, created) in rows.decode((UUID, String, String?, Date).self) {
-                return FamilyMember(id: id, name: name, avatarUrl: avatar, createdAt: created)
-            }
+            for try await row in rows { return try Self.read(row) }
             throw APIError(
                 .conflict, code: "FAMILY_MEMBER_LIMIT", message: "At most \(Self.maximum) family members per account")
         }
@@ -63,11 +59,9 @@ struct FamilyMemberStore: Sendable {
                     name = coalesce(\(name), name),
                     avatar_url = CASE \(avatarUrl.tag) WHEN 'keep' THEN avatar_url ELSE \(avatarUrl.value) END
                 WHERE id = \(id) AND user_id = \(userId)
-                RETURNING id, name, avatar_url, created_at
+                RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
-            for try await (id, name, avatar, created) in rows.decode((UUID, String, String?, Date).self) {
-                return FamilyMember(id: id, name: name, avatarUrl: avatar, createdAt: created)
-            }
+            for try await row in rows { return try Self.read(row) }
             throw Self.notFound
         }
     }
@@ -79,5 +73,15 @@ struct FamilyMemberStore: Sendable {
             for try await _ in rows { return }
             throw Self.notFound
         }
+    }
+
+    /// A family member as ``read(_:)`` reads it (a constant, written with `\(unescaped:)`).
+    static let columns = "id, name, avatar_url, created_at"
+
+    static func read(_ row: PostgresRow) throws -> FamilyMember {
+        var cells = RowReader(row)
+        return FamilyMember(
+            id: try cells.next("id"), name: try cells.next("name"), avatarUrl: try cells.next("avatar_url"),
+            createdAt: try cells.next("created_at"))
     }
 }

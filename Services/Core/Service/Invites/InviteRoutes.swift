@@ -9,7 +9,7 @@ struct InviteRoutes {
     let limiter: RateLimiter
     let lookupLimit: RateLimit
 
-    func register(on router: Router<AppRequestContext>, community: RouterGroup<AppRequestContext>) {
+    func register(on router: Router<AppRequestContext>, community: RouterGroup<CommunityRequestContext>) {
         community.post("invites") { request, context in
             let granted = try context.member(.inviteMembers)
             var reader = try await FieldReader.read(
@@ -25,8 +25,7 @@ struct InviteRoutes {
         community.get("invites") { request, context in
             let granted = try context.member(.inviteMembers)
             let page = try PageRequest(request)
-            let rows = try await store.invites(
-                of: granted.communityId, viewer: granted.userId, after: page.cursor, limit: page.fetchLimit)
+            let rows = try await store.invites(of: granted.communityId, viewer: granted.userId, page: page)
             return try Response.page(rows, of: page, requestId: context.requestId)
         }
 

@@ -56,40 +56,62 @@ struct InviteStore: Sendable {
                     metadata: ["maxUses": maxUses.map { .number(Double($0)) } ?? .null])
                 return inserted == 1
             }
-            if created, let invite = try await invites(of: communityId, viewer: userId, id: id).first {
-                return invite.0
-            }
+            if created, let invite = try await invite(id, of: communityId, viewer: userId) { return invite }
         }
         throw APIError.internalError
     }
 
-    /// Newest first; with `id`, just that one.
-    func invites(
-        of communityId: UUID, viewer: UUID, id: UUID? = nil, after cursor: PageCursor? = nil, limit: Int = 1
-    )
-        async throws -> [(Invite, PageCursor)]
-    {
+    static let order = Keyset(.newestFirst)
+
+    func invites(of communityId: UUID, viewer: UUID, page: PageRequest) async throws -> [(Invite, PageCursor)] {
         try await database.transaction(userId: viewer) { connection in
             let rows = try await connection.query(
                 """
-                SELECT id, code, created_by, max_uses, use_count, expires_at, revoked_at, created_at, NOW()
-                FROM invites
-                WHERE community_id = \(communityId) AND (\(id == nil) OR id = \(id ?? .random()))
-                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
-                ORDER BY created_at DESC, id DESC
-                LIMIT \(limit)
+                SELECT \(unescaped: Self.columns) FROM invites
+                WHERE community_id = \(communityId)
+                \(page: page, in: Self.order)
                 """, logger: logger)
-            var page: [(Invite, PageCursor)] = []
-            for try await row in rows.decode((UUID, String, UUID, Int?, Int, Date?, Date?, Date, Date).self) {
-                let status = Invite.status(
-                    revokedAt: row.6, expiresAt: row.5, maxUses: row.3, useCount: row.4, now: row.8)
-                let invite = Invite(
-                    id: row.0, code: row.1, createdBy: row.2, maxUses: row.3, useCount: row.4, expiresAt: row.5,
-                    revokedAt: row.6, status: status, createdAt: row.7)
-                page.append((invite, PageCursor(createdAt: row.7, id: row.0)))
+            var invites: [(Invite, PageCursor)] = []
+            for try await row in rows {
+                let invite = try Self.read(row)
+                invites.append((invite, PageCursor(createdAt: invite.createdAt, id: invite.id)))
             }
-            return page
+            return invites
         }
+    }
+
+    func invite(_ id: UUID, of communityId: UUID, viewer: UUID) async throws -> Invite? {
+        try await database.transaction(userId: viewer) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Self.columns) FROM invites WHERE community_id = \(communityId) AND id = \(id)
+                """, logger: logger)
+            for try await row in rows { return try Self.read(row) }
+            return nil
+        }
+    }
+
+    /// An invite as ``read(_:)`` reads it (a constant, written with `\(unescaped:)`): its
+    /// status is judged by the database's clock.
+    static let columns = "id, code, created_by, max_uses, use_count, expires_at, revoked_at, created_at, NOW() AS now"
+
+    static func read(_ row: PostgresRow) throws -> Invite {
+        var cells = RowReader(row)
+        let id: UUID = try cells.next("id")
+        let code: String = try cells.next("code")
+        let createdBy: UUID = try cells.next("created_by")
+        let maxUses: Int? = try cells.next("max_uses")
+        let useCount: Int = try cells.next("use_count")
+        let expiresAt: Date? = try cells.next("expires_at")
+        let revokedAt: Date? = try cells.next("revoked_at")
+        let createdAt: Date = try cells.next("created_at")
+        let now: Date = try cells.next("now")
+        return Invite(
+            id: id, code: code, createdBy: createdBy, maxUses: maxUses, useCount: useCount, expiresAt: expiresAt,
+            revokedAt: revokedAt,
+            status: Invite.status(
+                revokedAt: revokedAt, expiresAt: expiresAt, maxUses: maxUses, useCount: useCount, now: now),
+            createdAt: createdAt)
     }
 
     func revoke(_ inviteId: UUID, in granted: CommunityGate.Granted, request: RequestFacts) async throws {
@@ -209,17 +231,28 @@ struct InviteStore: Sendable {
         guard let code = Self.normalise(code) else { throw Self.notFound }
         let rows = try await connection.query(
             """
-            SELECT i.id, i.community_id, i.created_by, i.max_uses, i.use_count, i.expires_at, i.revoked_at, NOW(),
+            SELECT i.id, i.community_id, i.created_by, i.max_uses, i.use_count, i.expires_at, i.revoked_at, NOW() AS now,
                    c.name, c.icon_url, c.member_count
             FROM invites i JOIN communities c ON c.id = i.community_id
             WHERE i.code = \(code) AND c.deleted_at IS NULL
             \(unescaped: lock ? "FOR UPDATE OF i" : "")
             """, logger: logger)
-        for try await row in rows.decode((UUID, UUID, UUID, Int?, Int, Date?, Date?, Date, String, String?, Int).self) {
+        for try await row in rows {
+            var cells = RowReader(row)
+            let id: UUID = try cells.next("id")
+            let communityId: UUID = try cells.next("community_id")
+            let createdBy: UUID = try cells.next("created_by")
+            let maxUses: Int? = try cells.next("max_uses")
+            let useCount: Int = try cells.next("use_count")
+            let expiresAt: Date? = try cells.next("expires_at")
+            let revokedAt: Date? = try cells.next("revoked_at")
+            let now: Date = try cells.next("now")
             return Found(
-                id: row.0, communityId: row.1, createdBy: row.2, expiresAt: row.5,
-                status: Invite.status(revokedAt: row.6, expiresAt: row.5, maxUses: row.3, useCount: row.4, now: row.7),
-                communityName: row.8, iconUrl: row.9, memberCount: row.10)
+                id: id, communityId: communityId, createdBy: createdBy, expiresAt: expiresAt,
+                status: Invite.status(
+                    revokedAt: revokedAt, expiresAt: expiresAt, maxUses: maxUses, useCount: useCount, now: now),
+                communityName: try cells.next("name"), iconUrl: try cells.next("icon_url"),
+                memberCount: try cells.next("member_count"))
         }
         throw Self.notFound
     }

@@ -7,7 +7,7 @@ struct MemberRoutes {
     let store: MemberStore
     let cache: CommunityCache
 
-    func register(on community: RouterGroup<AppRequestContext>) {
+    func register(on community: RouterGroup<CommunityRequestContext>) {
         community.get("members") { request, context in
             let granted = try context.member(.viewContent)
             let page = try PageRequest(request)
@@ -17,8 +17,7 @@ struct MemberRoutes {
                 let rows = try cached.map { ($0.member, try PageCursor(token: $0.cursor)) }
                 return try Response.page(rows, of: page, requestId: context.requestId)
             }
-            let rows = try await store.members(
-                of: granted.communityId, viewer: granted.userId, after: page.cursor, limit: page.fetchLimit)
+            let rows = try await store.members(of: granted.communityId, viewer: granted.userId, page: page)
             if page.cursor == nil {
                 await cache.storeMembersPage(
                     rows.map { .init(member: $0.0, cursor: $0.1.token) }, granted.communityId, limit: page.fetchLimit,
@@ -67,7 +66,7 @@ struct MemberRoutes {
     }
 }
 
-extension AppRequestContext {
+extension CommunityRequestContext {
     func memberId() throws -> UUID {
         guard let id = parameters.get("userId", as: UUID.self) else { throw MemberStore.memberNotFound }
         return id

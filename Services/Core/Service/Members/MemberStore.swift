@@ -14,23 +14,21 @@ struct MemberStore: Sendable {
     let logger: Logger
 
     /// Oldest members first (the creator leads).
+    static let order = Keyset(.oldestFirst, time: "m.joined_at", id: "m.id")
+
     func members(
-        of communityId: UUID, viewer: UUID, after cursor: PageCursor?, limit: Int
-    ) async throws
-        -> [(CommunityMember, PageCursor)]
-    {
+        of communityId: UUID, viewer: UUID, page: PageRequest
+    ) async throws -> [(CommunityMember, PageCursor)] {
         try await database.transaction(userId: viewer) { connection in
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Self.columns) \(unescaped: Self.tables)
                 WHERE m.community_id = \(communityId) AND m.left_at IS NULL
-                  AND (\(cursor == nil) OR (m.joined_at, m.id) > (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
-                ORDER BY m.joined_at, m.id
-                LIMIT \(limit)
+                \(page: page, in: Self.order)
                 """, logger: logger)
-            var page: [(CommunityMember, PageCursor)] = []
-            for try await row in rows.decode(Row.self) { page.append(Self.decode(row)) }
-            return page
+            var members: [(CommunityMember, PageCursor)] = []
+            for try await row in rows { members.append(try Self.read(row)) }
+            return members
         }
     }
 
@@ -150,20 +148,30 @@ struct MemberStore: Sendable {
         }
     }
 
-    /// A member row as ``decode(_:)`` reads it (constants, written with `\(unescaped:)`).
+    /// A member row as ``read(_:)`` reads it (constants, written with `\(unescaped:)`).
     static let columns = """
-        m.user_id, u.display_name, u.avatar_url, m.nickname, m.role::text, m.user_id = c.created_by, m.joined_at, m.id
+        m.user_id, u.display_name, u.avatar_url, m.nickname, m.role::text, m.user_id = c.created_by AS is_creator,
+        m.joined_at, m.id
         """
     static let tables = """
         FROM members m JOIN users u ON u.id = m.user_id JOIN communities c ON c.id = m.community_id
         """
-    typealias Row = (UUID, String, String?, String?, String, Bool, Date, UUID)
 
-    static func decode(_ row: Row) -> (CommunityMember, PageCursor) {
+    /// The member, and its position in ``order``.
+    static func read(_ row: PostgresRow) throws -> (CommunityMember, PageCursor) {
+        var cells = RowReader(row)
+        let userId: UUID = try cells.next("user_id")
+        let displayName: String = try cells.next("display_name")
+        let avatarUrl: String? = try cells.next("avatar_url")
+        let nickname: String? = try cells.next("nickname")
+        let role: String = try cells.next("role")
+        let isCreator: Bool = try cells.next("is_creator")
+        let joinedAt: Date = try cells.next("joined_at")
+        let id: UUID = try cells.next("id")
         let member = CommunityMember(
-            userId: row.0, displayName: row.1, avatarUrl: row.2, nickname: row.3,
-            role: MemberRole(rawValue: row.4) ?? .member, isCreator: row.5, joinedAt: row.6)
-        return (member, PageCursor(createdAt: row.6, id: row.7))
+            userId: userId, displayName: displayName, avatarUrl: avatarUrl, nickname: nickname,
+            role: MemberRole(rawValue: role) ?? .member, isCreator: isCreator, joinedAt: joinedAt)
+        return (member, PageCursor(createdAt: joinedAt, id: id))
     }
 
     static let lastAdmin = APIError(
@@ -189,7 +197,7 @@ struct MemberStore: Sendable {
             SELECT \(unescaped: Self.columns) \(unescaped: Self.tables)
             WHERE m.community_id = \(communityId) AND m.user_id = \(userId) AND m.left_at IS NULL
             """, logger: logger)
-        for try await row in rows.decode(Row.self) { return Self.decode(row).0 }
+        for try await row in rows { return try Self.read(row).0 }
         throw Self.memberNotFound
     }
 

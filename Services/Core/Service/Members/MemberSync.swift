@@ -34,8 +34,8 @@ enum MemberSync {
         _ query: PostgresQuery, on connection: PostgresConnection, logger: Logger
     ) async throws -> [(UUID, CommunityMember)] {
         var members: [(UUID, CommunityMember)] = []
-        for try await row in try await connection.query(query, logger: logger).decode(MemberStore.Row.self) {
-            let member = MemberStore.decode(row).0
+        for try await row in try await connection.query(query, logger: logger) {
+            let member = try MemberStore.read(row).0
             members.append((member.userId, member))
         }
         return members

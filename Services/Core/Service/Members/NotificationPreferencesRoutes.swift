@@ -9,7 +9,7 @@ struct NotificationPreferencesRoutes {
     /// At most this many muted series per community.
     static let maxMuted = 500
 
-    func register(on community: RouterGroup<AppRequestContext>) {
+    func register(on community: RouterGroup<CommunityRequestContext>) {
         community.get("members/me/notification-preferences") { _, context in
             let granted = try context.member(.viewContent)
             return try Response.data(
@@ -44,7 +44,9 @@ struct NotificationPreferencesRoutes {
         }
     }
 
-    private func read(_ request: Request, _ context: AppRequestContext, asking userId: UUID) async throws -> Patch {
+    private func read(
+        _ request: Request, _ context: CommunityRequestContext, asking userId: UUID
+    ) async throws -> Patch {
         var reader = try await FieldReader.read(
             request, context: context, allowed: ["push", "categories", "mutedEvents", "quietHours"])
         var patch = Patch()

@@ -7,7 +7,7 @@ import OrbitCoveModels
 struct SyncRoutes {
     let engine: SyncEngine
 
-    func register(on community: RouterGroup<AppRequestContext>) {
+    func register(on community: RouterGroup<CommunityRequestContext>) {
         community.get("sync") { request, context in
             let granted = try context.member(.viewContent)
             let query = request.uri.queryParameters

@@ -16,7 +16,7 @@ struct NotificationRoutes {
             let filter = NotificationStore.Filter(
                 unreadOnly: try Self.flag(query.get("unreadOnly"), named: "unreadOnly"),
                 communityId: try Self.community(query.get("communityId")))
-            let rows = try await store.page(for: userId, filter, after: page.cursor, limit: page.fetchLimit)
+            let rows = try await store.page(for: userId, filter, page: page)
             return try Response.page(
                 rows.map { ($0, PageCursor(createdAt: $0.createdAt, id: $0.id)) }, of: page,
                 requestId: context.requestId)

@@ -19,12 +19,10 @@ struct NotificationStore: Sendable {
         var communityId: UUID? = nil
     }
 
-    /// Newest first; `after` is the last entry of the previous page.
-    func page(
-        for userId: UUID, _ filter: Filter, after cursor: PageCursor?, limit: Int
-    ) async throws
-        -> [NotificationRecord]
-    {
+    /// Newest first.
+    static let order = Keyset(.newestFirst)
+
+    func page(for userId: UUID, _ filter: Filter, page: PageRequest) async throws -> [NotificationRecord] {
         try await database.transaction(userId: userId) { connection in
             let rows = try await connection.query(
                 """
@@ -34,9 +32,7 @@ struct NotificationStore: Sendable {
                   AND type::text = ANY(\(Self.knownTypes))
                   AND (\(!filter.unreadOnly) OR read_at IS NULL)
                   AND (\(filter.communityId)::uuid IS NULL OR community_id = \(filter.communityId))
-                  AND (\(cursor == nil) OR (created_at, id) < (\(cursor?.exactCreatedAt ?? .unused), \(cursor?.id ?? .random())))
-                ORDER BY created_at DESC, id DESC
-                LIMIT \(limit)
+                \(page: page, in: Self.order)
                 """, logger: logger)
             return try await Self.records(rows)
         }

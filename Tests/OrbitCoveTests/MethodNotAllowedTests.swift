@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+/// A path the service has, asked with a method it does not take, is `405` with `Allow`; a
+/// path it does not have is `404`. On a router built the way services build theirs, and on
+/// core's own router.
+@Suite struct MethodNotAllowedTests {
+    func app() throws -> some ApplicationProtocol {
+        let runtime = try TestEnvironment.runtime(name: "orbitcove-test")
+        let router = runtime.makeRouter(checks: [], verifier: nil)
+        router.get("/things") { _, _ in "list" }
+        router.post("/things") { _, _ in "made" }
+        router.get("/things/:id") { _, _ in "one" }
+        router.delete("/things/:id") { _, _ in HTTPResponse.Status.noContent }
+        router.get("/things/special") { _, _ in "special" }
+        let group = router.group("/groups/:groupId")
+        group.patch("settings") { _, _ in "changed" }
+        return runtime.makeApplication(ServiceParts(router: router, services: []))
+    }
+
+    @Test func aKnownPathWithAnotherMethodIs405WithAllow() async throws {
+        try await app().test(.router) { client in
+            try await client.execute(uri: "/things?limit=3", method: .patch, headers: [.requestId: "req-405"]) {
+                response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "GET, POST")
+                #expect(response.headers[.requestId] == "req-405")
+                let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
+                #expect(body.error.code == "METHOD_NOT_ALLOWED")
+            }
+            try await client.execute(uri: "/things/42", method: .put) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "DELETE, GET")
+            }
+            // The router resolves `special` as its own path before `:id`, and so does the 405.
+            try await client.execute(uri: "/things/special", method: .delete) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "GET")
+            }
+            try await client.execute(uri: "/groups/7/settings", method: .get) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "PATCH")
+            }
+            // The operational endpoints are paths like any other.
+            try await client.execute(uri: "/health", method: .post) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "GET")
+            }
+            // Declared methods still answer as before.
+            try await client.execute(uri: "/things/42", method: .delete) { response in
+                #expect(response.status == .noContent)
+            }
+        }
+    }
+
+    @Test func anUnknownPathIsStill404() async throws {
+        try await app().test(.router) { client in
+            for (path, method) in [
+                ("/nothing-here", HTTPRequest.Method.get), ("/things/42/more", .get), ("/groups/7", .patch),
+                ("/nothing-here", .delete),
+            ] {
+                try await client.execute(uri: path, method: method) { response in
+                    #expect(response.status == .notFound, "\(method) \(path)")
+                    #expect(response.headers[.allow] == nil)
+                    let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
+                    #expect(body.error.code == "NOT_FOUND")
+                }
+            }
+        }
+    }
+
+    /// Core's community routes sit on a gated group of their own context; the 405 is answered
+    /// before any gate, and says nothing about the community (the paths are public).
+    @Test func coreAnswers405OnItsOwnRoutes() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let community = try await api.community(by: ada)
+            let members = try await api.call(.post, "/api/v1/communities/\(community.id)/members", as: ada)
+            #expect(members.status == .methodNotAllowed && members.errorCode == "METHOD_NOT_ALLOWED")
+            #expect(members.headers[.allow] == "GET")
+            let unknown = try await api.call(.put, "/api/v1/communities/\(UUID())", as: ada)
+            #expect(unknown.status == .methodNotAllowed)
+            #expect(unknown.headers[.allow] == "DELETE, GET, PATCH")
+            let mine = try await api.call(.delete, "/api/v1/me/communities", as: ada)
+            #expect(mine.status == .methodNotAllowed && mine.headers[.allow] == "GET")
+            let nowhere = try await api.call(.get, "/api/v1/communities/\(community.id)/nothing", as: ada)
+            #expect(nowhere.status == .notFound && nowhere.errorCode == "NOT_FOUND")
+        }
+    }
+}
