@@ -114,6 +114,7 @@ let package = Package(
             extra: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ])
         + service("Media", executable: "orbitcove-media")

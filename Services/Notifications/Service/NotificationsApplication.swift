@@ -22,41 +22,34 @@ package enum NotificationsApplication {
         let settings = try NotificationsSettings(environment: environment)
         let push = try provider(settings, runtime: runtime)
         let writer = HistoryWriter()
-        let parts: ServiceParts
-        do {
-            parts = try ServiceParts.queueWorker(
-                runtime: runtime, queue: .notifications, consumer: consumerName,
-                register: { handlers in
-                    NotificationCatalog.register(&handlers, writer: writer)
-                    let sender = PushSender(provider: push.provider, concurrency: settings.pushConcurrency)
-                    handlers.on(PushDue.self) { envelope, connection, logger in
-                        try await sender.send(envelope.data.notificationIds, on: connection, logger: logger)
-                    }
-                },
-                addRoutes: { router, kit in
-                    NotificationRoutes(
-                        store: NotificationStore(database: kit.database, logger: runtime.logger("history"))
-                    )
-                    .register(on: router)
-                    DeviceRoutes(
-                        store: DeviceStore(database: kit.database, logger: runtime.logger("devices")),
-                        topics: settings.topics
-                    )
-                    .register(on: router)
-                },
-                jobs: { kit in
-                    NotificationHousekeeping(
-                        database: kit.database, retentionDays: settings.retentionDays,
-                        logger: runtime.logger("housekeeping")
-                    )
-                    .jobs(every: .seconds(settings.schedulerSeconds))
-                })
-        } catch {
-            // The provider's connections were opened for a service that will not run.
-            for case let provider as APNsProvider in push.services { provider.abandon() }
-            throw error
-        }
-        // The provider's connections close after the consumer that uses them has stopped.
+        let parts = try ServiceParts.queueWorker(
+            runtime: runtime, queue: .notifications, consumer: consumerName,
+            register: { handlers in
+                NotificationCatalog.register(&handlers, writer: writer)
+                let sender = PushSender(provider: push.provider, concurrency: settings.pushConcurrency)
+                handlers.on(PushDue.self) { envelope, connection, logger in
+                    try await sender.send(envelope.data.notificationIds, on: connection, logger: logger)
+                }
+            },
+            addRoutes: { router, kit in
+                NotificationRoutes(
+                    store: NotificationStore(database: kit.database, logger: runtime.logger("history"))
+                )
+                .register(on: router)
+                DeviceRoutes(
+                    store: DeviceStore(database: kit.database, logger: runtime.logger("devices")),
+                    topics: settings.topics
+                )
+                .register(on: router)
+            },
+            jobs: { kit in
+                NotificationHousekeeping(
+                    database: kit.database, retentionDays: settings.retentionDays,
+                    logger: runtime.logger("housekeeping")
+                )
+                .jobs(every: .seconds(settings.schedulerSeconds))
+            })
+        // The provider starts before the consumer that uses it, and stops after it.
         return ServiceParts(router: parts.router, services: push.services + parts.services)
     }
 

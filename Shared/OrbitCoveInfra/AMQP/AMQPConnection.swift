@@ -3,7 +3,9 @@ import CRabbitMQ
 import Foundation
 
 /// One blocking rabbitmq-c connection with one channel. Not thread-safe: exactly one thread
-/// uses it for its whole life (see `AMQPThread`).
+/// uses it for its whole life: the consumer's connection thread, the publisher's own thread,
+/// or, for the short-lived connections of `AMQPProbe` and `DeadLetters`, one call on a
+/// `NIOThreadPool.singleton` thread.
 final class AMQPConnection {
     private let state: amqp_connection_state_t
     private var isOpen = false

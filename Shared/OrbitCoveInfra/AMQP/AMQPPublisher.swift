@@ -7,6 +7,10 @@ import ServiceLifecycle
 /// own thread. A batch is published as a window and then its confirms are awaited together.
 /// A broken connection is dropped and re-opened (and the topology re-declared) on next use.
 ///
+/// The thread starts when the service group runs the publisher and stops when it shuts down,
+/// after closing the connection: a call made before the start waits for it, one made after the
+/// stop fails with ``ServiceNotRunning``.
+///
 /// rabbitmq-c only answers heartbeats when it is called, so while the publisher runs it
 /// services its idle connection every half heartbeat interval; otherwise a publisher that sat
 /// idle (a queue worker's, between failures) would find its connection dropped by the broker.
@@ -15,7 +19,7 @@ package final class AMQPPublisher: Service, Sendable {
     private let settings: AMQPSettings
     private let topology: QueueTopology
     private let logger: Logger
-    private let thread: NIOThreadPool
+    private let thread = ServiceResource<NIOThreadPool>("AMQP publisher")
     private let state = PublisherState()
     private let confirmTimeout: Duration
 
@@ -26,8 +30,6 @@ package final class AMQPPublisher: Service, Sendable {
         self.topology = topology
         self.logger = logger
         self.confirmTimeout = confirmTimeout
-        self.thread = NIOThreadPool(numberOfThreads: 1)
-        thread.start()
     }
 
     /// Publishes `messages` and returns the ids the broker confirmed. Ids it refused (nack,
@@ -36,7 +38,7 @@ package final class AMQPPublisher: Service, Sendable {
     package func publish(_ messages: [OutgoingMessage]) async throws -> Set<UUID> {
         guard !messages.isEmpty else { return [] }
         let (settings, topology, state, timeout) = (self.settings, self.topology, self.state, self.confirmTimeout)
-        return try await thread.runIfActive {
+        return try await thread.run {
             var attempt = 1
             while true {
                 let reused = state.current != nil
@@ -57,7 +59,7 @@ package final class AMQPPublisher: Service, Sendable {
     /// Services heartbeats on an idle connection; the relay calls this between batches.
     package func keepAlive() async {
         let state = self.state
-        _ = try? await thread.runIfActive {
+        _ = try? await thread.run {
             guard let connection = state.current else { return }
             do {
                 while true {
@@ -72,20 +74,21 @@ package final class AMQPPublisher: Service, Sendable {
     /// Whether a connection can be opened now (for `/ready`).
     package func check() async throws {
         let (settings, topology, state) = (self.settings, self.topology, self.state)
-        try await thread.runIfActive { _ = try state.connection(settings: settings, topology: topology) }
+        try await thread.run { _ = try state.connection(settings: settings, topology: topology) }
     }
 
     package func run() async throws {
         let interval = Duration.seconds(max(1, settings.heartbeatSeconds)) / 2
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                await self.keepAlive()
-            }
-        }
         let state = self.state
-        _ = try? await thread.runIfActive { state.close() }
-        try await thread.shutdownGracefully()
+        try await thread.serveThreads(1) {
+            await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    await self.keepAlive()
+                }
+            }
+            _ = try? await thread.run { state.close() }
+        }
     }
 
     private static func publishAndConfirm(
@@ -126,7 +129,7 @@ package final class AMQPPublisher: Service, Sendable {
 
 /// The publisher's connection and its confirm counter.
 /// `@unchecked Sendable`: only ever touched from the publisher's single dedicated thread
-/// (every access is inside `thread.runIfActive`), so there is no concurrent access to guard.
+/// (every access is inside `thread.run`), so there is no concurrent access to guard.
 private final class PublisherState: @unchecked Sendable {
     private(set) var current: AMQPConnection?
     private var nextTag: UInt64 = 1

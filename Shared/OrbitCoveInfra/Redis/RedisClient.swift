@@ -29,9 +29,14 @@ package struct RedisScript: Sendable {
 /// after a few failures in a row. A thread blocked on a hung server is freed by the socket
 /// timeout, and its connection discarded. Callers treat every failure as a cache miss or a
 /// rate limit that lets the request through.
+///
+/// The threads start when the service group runs the client and stop when it shuts down. A
+/// command sent before the start waits for it within its `timeout`; one sent after the stop
+/// fails at once.
 package final class RedisClient: Service, Sendable {
     private let settings: RedisSettings
-    private let threads: NIOThreadPool
+    private let threads = ServiceResource<NIOThreadPool>("redis client")
+    private let connections: Int
     private let idle = Mutex<[ConnectionBox]>([])
     private let logger: Logger
     private let timeout: Duration
@@ -40,7 +45,6 @@ package final class RedisClient: Service, Sendable {
     private let inFlight = Atomic<Int>(0)
     package let breaker: CircuitBreaker
     private let failures: Counter
-    private let timer: any EventLoop
 
     package init(
         settings: RedisSettings, connections: Int = 4, timeout: Duration = .milliseconds(15),
@@ -55,9 +59,7 @@ package final class RedisClient: Service, Sendable {
         self.maxInFlight = connections * 8
         self.breaker = CircuitBreaker(name: "redis")
         self.failures = Counter(label: "orbitcove_redis_failures_total")
-        self.timer = MultiThreadedEventLoopGroup.singleton.next()
-        self.threads = NIOThreadPool(numberOfThreads: connections)
-        threads.start()
+        self.connections = connections
     }
 
     package convenience init(
@@ -89,18 +91,28 @@ package final class RedisClient: Service, Sendable {
         }
     }
 
-    /// Runs one command on a pool thread, waiting at most `timeout` for it.
+    /// Runs one command on a pool thread, waiting at most `timeout` for it (and for the
+    /// threads to start, if they have not yet).
     private func bounded(_ arguments: [String]) async throws -> RedisReply {
         guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
             throw RedisError.overloaded
         }
+        let deadline = ContinuousClock.now + timeout
+        let pool: NIOThreadPool
+        do {
+            pool = try await threads.running(deadline: deadline)
+        } catch {
+            inFlight.subtract(1, ordering: .relaxed)
+            throw error is ServiceNotRunning ? RedisError(message: "\(error)") : error
+        }
         let outcome = Outcome()
+        let remaining = ContinuousClock.now.duration(to: deadline)
         return try await withCheckedThrowingContinuation { continuation in
-            let deadline = timer.scheduleTask(in: .milliseconds(timeout.milliseconds)) {
+            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(remaining)) {
                 if outcome.settle() { continuation.resume(throwing: RedisError(message: "timed out")) }
             }
-            threads.submit { state in
+            pool.submit { state in
                 defer { self.inFlight.subtract(1, ordering: .relaxed) }
                 let result: Result<RedisReply, any Error>
                 if outcome.isSettled {
@@ -108,9 +120,9 @@ package final class RedisClient: Service, Sendable {
                 } else if case .active = state {
                     result = Result { try self.runBlocking(arguments) }
                 } else {
-                    result = .failure(RedisError(message: "client is shutting down"))
+                    result = .failure(RedisError(message: "\(ServiceNotRunning(self.threads.name, stopped: true))"))
                 }
-                deadline.cancel()
+                timer.cancel()
                 if outcome.settle() { continuation.resume(with: result) }
             }
         }
@@ -184,9 +196,9 @@ package final class RedisClient: Service, Sendable {
     }
 
     package func run() async throws {
-        try? await gracefulShutdown()
+        try await threads.serveThreads(connections) { try? await gracefulShutdown() }
+        // The threads are joined: no connection is in use any more.
         idle.withLock { $0.removeAll() }
-        try await threads.shutdownGracefully()
     }
 }
 

@@ -1,4 +1,3 @@
-import Logging
 import NIOPosix
 import ServiceLifecycle
 
@@ -6,45 +5,24 @@ import ServiceLifecycle
 /// I/O), so none of it runs on Swift's cooperative pool or on a consumer's connection thread.
 /// Bounded: `threads` at once, the rest queue.
 ///
-/// The threads start with the pool (a handler may be called before the service group has
-/// run every service) and stop on graceful shutdown, after the work in hand.
+/// The threads start when the service group runs the pool and stop on graceful shutdown,
+/// after the work in hand. Work handed in before the start waits for it; work handed in after
+/// the stop fails with ``ServiceNotRunning``.
 package final class BlockingPool: Service, Sendable {
-    private let pool: NIOThreadPool
+    private let threads: ServiceResource<NIOThreadPool>
+    private let count: Int
 
     package init(threads: Int = 2) {
-        pool = NIOThreadPool(numberOfThreads: max(1, threads))
-        pool.start()
+        self.threads = ServiceResource("blocking pool")
+        self.count = max(1, threads)
     }
 
     /// Runs `work` on one of the pool's threads and waits for it.
     package func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        try await pool.runIfActive(work)
+        try await threads.run(work)
     }
 
     package func run() async throws {
-        try? await gracefulShutdown()
-        try await pool.shutdownGracefully()
-    }
-}
-
-/// A job that runs now and then every `interval` until graceful shutdown, as a `Service`
-/// (housekeeping, due reminders): a failed round is logged and the next comes as usual.
-package struct PeriodicJob: Service {
-    let name: String
-    let interval: Duration
-    let logger: Logger
-    let work: @Sendable () async throws -> Void
-
-    package init(
-        _ name: String, every interval: Duration, logger: Logger, work: @escaping @Sendable () async throws -> Void
-    ) {
-        self.name = name
-        self.interval = interval
-        self.logger = logger
-        self.work = work
-    }
-
-    package func run() async throws {
-        await runPeriodically(every: interval, failure: "\(name) failed", logger: logger, work)
+        try await threads.serveThreads(count) { try? await gracefulShutdown() }
     }
 }

@@ -8,6 +8,9 @@ import ServiceLifecycle
 /// blocking work, and a router with the standard middleware. A feature adds routes on
 /// ``communityRoutes(on:membersPage:)``, consumers through ``queueWorker(queue:consumer:register:)``
 /// and periodic jobs as ``PeriodicJob``s; ``services`` lists the long-lived parts in start order.
+///
+/// Building a kit starts nothing: threads, pools and clients start when the service group runs
+/// ``services`` and stop when it shuts down, so a kit built and never run leaves nothing behind.
 package struct ServiceKit: Sendable {
     package let runtime: ServiceRuntime
     package let database: Database

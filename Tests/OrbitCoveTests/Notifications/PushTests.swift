@@ -38,8 +38,8 @@ import Testing
                 let jwt = try #require(first.authorization?.split(separator: " ").last.map(String.init))
                 let parts = jwt.split(separator: ".").map(String.init)
                 #expect(parts.count == 3)
-                let header = try #require(base64URL(parts[0]).flatMap(json))
-                let claims = try #require(base64URL(parts[1]).flatMap(json))
+                let header = try #require(Data(base64URLEncoded: parts[0]).flatMap(json))
+                let claims = try #require(Data(base64URLEncoded: parts[1]).flatMap(json))
                 #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == SharedAPNs.keyId)
                 #expect(claims["iss"] as? String == SharedAPNs.teamId)
 
@@ -207,23 +207,24 @@ import Testing
 
     /// One token for every request until it is 50 minutes old (APNs refuses one older than an
     /// hour, and one refreshed more often than every 20 minutes); a discarded one is replaced.
-    @Test func theProviderTokenIsReusedThenRefreshedBeforeAnHour() throws {
+    @Test func theProviderTokenIsReusedThenRefreshedBeforeAnHour() async throws {
         let key = P256.Signing.PrivateKey()
         let tokens = ProviderToken(key: key, keyId: "KEY1234567", teamId: "TEAM123456")
         let start = Date()
-        let first = try tokens.token(now: start)
-        #expect(try tokens.token(now: start.addingTimeInterval(49 * 60)) == first)
-        let refreshed = try tokens.token(now: start.addingTimeInterval(51 * 60))
+        let first = try await tokens.token(now: start)
+        #expect(try await tokens.token(now: start.addingTimeInterval(49 * 60)) == first)
+        let refreshed = try await tokens.token(now: start.addingTimeInterval(51 * 60))
         #expect(refreshed != first)
         tokens.discard(first)
-        #expect(try tokens.token(now: start.addingTimeInterval(52 * 60)) == refreshed)
+        #expect(try await tokens.token(now: start.addingTimeInterval(52 * 60)) == refreshed)
         tokens.discard(refreshed)
-        #expect(try tokens.token(now: start.addingTimeInterval(53 * 60)) != refreshed)
+        #expect(try await tokens.token(now: start.addingTimeInterval(53 * 60)) != refreshed)
 
         let parts = first.split(separator: ".").map(String.init)
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(base64URL(parts[2])))
+        let signature = try P256.Signing.ECDSASignature(
+            rawRepresentation: try #require(Data(base64URLEncoded: parts[2])))
         #expect(key.publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)))
-        let claims = try #require(base64URL(parts[1]).flatMap(json))
+        let claims = try #require(Data(base64URLEncoded: parts[1]).flatMap(json))
         #expect(claims["iat"] as? Int == Int(start.timeIntervalSince1970))
     }
 }
@@ -255,12 +256,6 @@ func apnsAnswersDecideThePushAndTheToken(status: Int, body: String, expected: St
     case .retry: seen = "retry"
     }
     #expect(seen == expected)
-}
-
-private func base64URL(_ text: String) -> Data? {
-    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while base64.count % 4 != 0 { base64 += "=" }
-    return Data(base64Encoded: base64)
 }
 
 private func json(_ data: Data) -> [String: Any]? {

@@ -3,18 +3,22 @@ import Foundation
 import Logging
 import NIOCore
 import NIOSSL
+import OrbitCoveInfra
 import ServiceLifecycle
 
 /// Apple's push service over HTTP/2 (negotiated by ALPN; APNs speaks nothing else), one
 /// multiplexed connection per environment, authenticated with a ``ProviderToken``. A
-/// `Service`: its connections close when the service group shuts down.
+/// `Service`: its HTTP client is made when the service group runs it and shut down (with its
+/// connections) when the group shuts down. A push sent before then waits for the start; one
+/// sent after is retried later, like any push that could not be sent.
 ///
 /// Answers, as Apple documents them: 200 accepted (`apns-id`); 410 `Unregistered` and 400
 /// `BadDeviceToken` / `DeviceTokenNotForTopic` drop the token; 403 `ExpiredProviderToken` /
 /// `InvalidProviderToken` sign a new token and try once more; 429 and 5xx (and a connection
 /// that fails) are retried later; any other refusal is final for that push.
 final class APNsProvider: PushProvider, Service {
-    private let client: HTTPClient
+    private let client = ServiceResource<HTTPClient>("APNs client")
+    private let configuration: HTTPClient.Configuration
     private let settings: APNsSettings
     private let token: ProviderToken
     private let logger: Logger
@@ -26,20 +30,18 @@ final class APNsProvider: PushProvider, Service {
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(30)))
         configuration.httpVersion = .automatic
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.configuration = configuration
         self.settings = settings
         token = ProviderToken(key: settings.key, keyId: settings.keyId, teamId: settings.teamId)
         self.logger = logger
     }
 
     func run() async throws {
-        try? await gracefulShutdown()
-        try await client.shutdown()
-    }
-
-    /// Closes the connections of a provider whose service never ran (start-up failed later on).
-    func abandon() {
-        try? client.syncShutdown()
+        let configuration = self.configuration
+        try await client.serve(
+            make: { HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration) },
+            close: { try await $0.shutdown() },
+            while: { _ in try? await gracefulShutdown() })
     }
 
     func send(_ message: PushMessage) async -> PushOutcome {
@@ -57,7 +59,7 @@ final class APNsProvider: PushProvider, Service {
     private func attempt(_ message: PushMessage) async -> (outcome: PushOutcome, providerToken: String?) {
         let bearer: String
         do {
-            bearer = try token.token()
+            bearer = try await token.token()
         } catch {
             return (.retry(status: nil, reason: "could not sign a provider token: \(error)"), nil)
         }
@@ -75,7 +77,7 @@ final class APNsProvider: PushProvider, Service {
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: message.payload))
         do {
-            let response = try await client.execute(request, timeout: Self.timeout)
+            let response = try await client.running().execute(request, timeout: Self.timeout)
             let body = try await response.body.collect(upTo: 16 * 1024)
             let outcome = APNsAnswer.outcome(
                 status: Int(response.status.code), apnsId: response.headers.first(name: "apns-id"),
