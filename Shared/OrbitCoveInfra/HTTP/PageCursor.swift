@@ -77,9 +77,6 @@ package struct ExactTimestamp: PostgresEncodable, Sendable {
     ) {
         byteBuffer.writeInteger(microsecondsSince2000)
     }
-
-    /// For the branch of a query that no cursor takes.
-    package static let unused = ExactTimestamp(microsecondsSince2000: 0)
 }
 
 extension PageCursor {
