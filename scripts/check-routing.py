@@ -136,6 +136,15 @@ def gateway_upstream_for_paths(paths, problems):
             match = re.fullmatch(r"upstream=(\S+)", body)
             # Anything else came from nginx itself (the OpenAPI document).
             reached[path] = match.group(1) if match else "gateway"
+        # nginx's own refusals are in the envelope too: a path that climbs above the root.
+        climbing = "/api/v1/me/devices/" + "%2e%2e%2f" * 10
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{gateway_port}{climbing}", timeout=5)
+            problems.add(f"{climbing}: the gateway let it through")
+        except urllib.error.HTTPError as error:
+            body = error.read().decode(errors="replace")
+            if error.code != 400 or '"code":"BAD_REQUEST"' not in body:
+                problems.add(f"{climbing}: the gateway answered {error.code} {body[:80]!r}, not the 400 envelope")
         return reached
     finally:
         process.send_signal(signal.SIGQUIT)

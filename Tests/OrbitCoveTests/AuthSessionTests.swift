@@ -212,7 +212,7 @@ import Testing
                 try await refresh(client, signedIn.refreshToken, ip: ip).error?.error.code == "REFRESH_TOKEN_EXPIRED")
             #expect(try await refresh(client, "ocr_nothing", ip: ip).error?.error.code == "REFRESH_TOKEN_INVALID")
             try await client.execute(
-                uri: "/api/v1/auth/refresh", method: .post, headers: [.realIP: ip],
+                uri: "/api/v1/auth/refresh", method: .post, headers: [.realIP: ip, .contentType: "application/json"],
                 body: ByteBuffer(string: #"{"token":"x"}"#)
             ) { response in
                 let envelope = try decodeError(response)
@@ -274,7 +274,7 @@ import Testing
             _ = try await devSignIn(client, ip: ip)
             _ = try await devSignIn(client, ip: ip)
             try await client.execute(
-                uri: "/api/v1/auth/dev", method: .post, headers: [.realIP: ip],
+                uri: "/api/v1/auth/dev", method: .post, headers: [.realIP: ip, .contentType: "application/json"],
                 body: ByteBuffer(string: #"{"email":"limit@example.com","displayName":"L"}"#)
             ) { response in
                 let envelope = try decodeError(response)
@@ -331,7 +331,7 @@ private func appleSignIn(
     _ client: some TestClientProtocol, token: String, nonce: String, extra: String = "", ip: String
 ) async throws -> Outcome {
     try await client.execute(
-        uri: "/api/v1/auth/apple", method: .post, headers: [.realIP: ip],
+        uri: "/api/v1/auth/apple", method: .post, headers: [.realIP: ip, .contentType: "application/json"],
         body: ByteBuffer(string: #"{"identityToken":"\#(token)","nonce":"\#(nonce)"\#(extra)}"#)
     ) { try outcome($0) }
 }
@@ -341,7 +341,7 @@ private func devSignIn(
 ) async throws -> SessionResponse {
     let address = email ?? "s-\(UUID().uuidString.prefix(8).lowercased())@example.com"
     return try await client.execute(
-        uri: "/api/v1/auth/dev", method: .post, headers: [.realIP: ip],
+        uri: "/api/v1/auth/dev", method: .post, headers: [.realIP: ip, .contentType: "application/json"],
         body: ByteBuffer(string: #"{"email":"\#(address)","displayName":"Sam","deviceName":"Test"}"#)
     ) { response in
         try #require(try outcome(response).session)
@@ -350,7 +350,7 @@ private func devSignIn(
 
 private func refresh(_ client: some TestClientProtocol, _ token: String, ip: String) async throws -> Outcome {
     try await client.execute(
-        uri: "/api/v1/auth/refresh", method: .post, headers: [.realIP: ip],
+        uri: "/api/v1/auth/refresh", method: .post, headers: [.realIP: ip, .contentType: "application/json"],
         body: ByteBuffer(string: #"{"refreshToken":"\#(token)"}"#)
     ) { try outcome($0) }
 }
@@ -359,7 +359,7 @@ private func logout(
     _ client: some TestClientProtocol, _ token: String, all: Bool = false, ip: String
 ) async throws -> HTTPResponse.Status {
     try await client.execute(
-        uri: "/api/v1/auth/logout\(all ? "?all=true" : "")", method: .delete, headers: [.realIP: ip],
+        uri: "/api/v1/auth/logout\(all ? "?all=true" : "")", method: .delete, headers: [.realIP: ip, .contentType: "application/json"],
         body: ByteBuffer(string: #"{"refreshToken":"\#(token)"}"#)
     ) { $0.status }
 }

@@ -15,6 +15,8 @@ import Testing
             try await api.join(ben, shared, invitedBy: ada)
             let alone = try await api.community(by: ada)
             try await api.call(.post, "/api/v1/me/family-members", as: ada, json: #"{"name":"Tommy"}"#)
+            let before = try await api.call(.get, "/api/v1/communities/\(shared.id)/sync", as: ben)
+                .data(CommunitySync.self).syncToken
             #expect(try await api.call(.delete, "/api/v1/me", as: ada).status == .accepted)
             #expect(try await api.call(.delete, "/api/v1/me", as: cleo).status == .accepted)
 
@@ -54,7 +56,36 @@ import Testing
                     try await count(
                         "SELECT count(*)::int FROM users WHERE id = \(cleo.id) AND deleted_at IS NULL", in: database)
                         == 1)
+                // Announced as the same changes through the API are: Ada left both communities,
+                // Ben became the admin of one, the other was deleted with nobody left in it.
+                func announced(_ type: String, in community: UUID, about user: UUID? = nil) async throws -> Int {
+                    try await count(
+                        """
+                        SELECT count(*)::int FROM outbox WHERE message_type = \(type) AND community_id = \(community)
+                          AND actor_id = \(ada.id) AND (\(user == nil) OR data ->> 'userId' = \(user?.lowercasedString ?? ""))
+                        """, in: database)
+                }
+                #expect(try await announced("member.left", in: shared.id, about: ada.id) == 1)
+                #expect(try await announced("member.left", in: alone.id, about: ada.id) == 1)
+                #expect(try await announced("member.role_changed", in: shared.id, about: ben.id) == 1)
+                #expect(try await announced("community.updated", in: alone.id) == 1)
+                #expect(try await announced("community.updated", in: shared.id) == 0)
+                #expect(
+                    try await count(
+                        """
+                        SELECT count(*)::int FROM outbox WHERE message_type = 'community.updated'
+                          AND community_id = \(alone.id) AND data -> 'changes' ? 'deleted'
+                        """, in: database) == 1)
+                #expect(
+                    try await count(
+                        "SELECT count(*)::int FROM audit_log WHERE user_id = \(ada.id) AND action = 'account.deleted'",
+                        in: database) == 1)
             }
+            // Ben's phone hears it through sync: Ada gone, Ben an admin.
+            let changes = try await api.call(.get, "/api/v1/communities/\(shared.id)/sync?since=\(before)", as: ben)
+                .data(CommunitySync.self)
+            #expect(!changes.full && changes.members.deleted == [ada.id])
+            #expect(changes.members.updated.map(\.userId) == [ben.id] && changes.members.updated.first?.role == .admin)
             // Ben inherits the community as its admin; Ada's token no longer finds an account.
             let community = try await api.call(.get, "/api/v1/communities/\(shared.id)", as: ben).data(Community.self)
             #expect(community.role == .admin && community.memberCount == 1)
@@ -89,6 +120,36 @@ import Testing
                     try await count("SELECT count(*)::int FROM communities WHERE id = \(recent.id)", in: database) == 1)
             }
             #expect(try await api.call(.post, "/api/v1/communities/\(recent.id)/restore", as: ada).status == .ok)
+        }
+    }
+
+    @Test func auditEntriesGoAfterTwoYears() async throws {
+        try await CoreHarness.run(core: ["ORBITCOVE_CORE_RETENTION_INTERVAL_SECONDS": "1"]) { api in
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: ada)
+            try await api.call(.delete, "/api/v1/communities/\(club.id)", as: ada)
+            try await api.call(.post, "/api/v1/communities/\(club.id)/restore", as: ada)
+            // The log is append-only for the services, so its age is set as its owner.
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                try await owner.transaction(scope: .system) { connection in
+                    try await connection.query(
+                        """
+                        UPDATE audit_log SET created_at = NOW() - INTERVAL '2 years 1 day'
+                        WHERE community_id = \(club.id) AND action = 'community.deleted'
+                        """, logger: TestEnvironment.logger)
+                }
+            }
+            try await withTestDatabase { database in
+                let pruned = try await eventually {
+                    try await count(
+                        "SELECT count(*)::int FROM audit_log WHERE community_id = \(club.id) AND action = 'community.deleted'",
+                        in: database) == 0
+                }
+                let kept = try await count(
+                    "SELECT count(*)::int FROM audit_log WHERE community_id = \(club.id) AND action = 'community.restored'",
+                    in: database)
+                #expect(pruned && kept == 1)
+            }
         }
     }
 

@@ -236,4 +236,80 @@ import Testing
             }
         }
     }
+
+    @Test func aCalendarFeedIsMadeOnlyForTheOwnersCommunityAndNeverMoves() async throws {
+        try await CoreHarness.run { api in
+            let (ada, eve) = (try await api.signIn("Ada"), try await api.signIn("Eve"))
+            let (tigers, eves) = (try await api.community(by: ada), try await api.community(by: eve))
+            try await withTestDatabase { db in
+                func feed(of user: UUID, for community: UUID?) -> PostgresQuery {
+                    """
+                    INSERT INTO calendar_feeds (user_id, community_id, token_hash)
+                    VALUES (\(user), \(community), \(String(repeating: "0", count: 48) + UUID.random().uuidString.prefix(16)))
+                    RETURNING 1
+                    """
+                }
+                #expect(await Self.run(feed(of: eve.id, for: tigers.id), as: eve.id, in: db) == .refused)
+                #expect(await Self.run(feed(of: ada.id, for: tigers.id), as: ada.id, in: db) == .rows(1))
+                #expect(await Self.run(feed(of: ada.id, for: nil), as: ada.id, in: db) == .rows(1))
+                let move: PostgresQuery =
+                    "UPDATE calendar_feeds SET community_id = \(eves.id) WHERE user_id = \(ada.id) RETURNING 1"
+                #expect(await Self.run(move, as: ada.id, in: db) == .refused)
+                let revoke: PostgresQuery =
+                    "UPDATE calendar_feeds SET revoked_at = NOW() WHERE user_id = \(ada.id) RETURNING 1"
+                #expect(await Self.run(revoke, as: ada.id, in: db) == .rows(2))
+            }
+        }
+    }
+
+    /// Capacity 1: Ada has the place, Ben waits. Ben cannot clear his `waitlisted`, move his
+    /// `queued_at` earlier, or answer again in SQL as a confirmed yes.
+    @Test func aPlaceInLineIsGivenNeverTaken() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: ada)
+            try await api.join(ben, club, invitedBy: ada)
+            let event = try await api.createEvent(
+                in: club, by: ada, #"{"title":"Match","startsAt":"2031-05-01T15:00:00Z","capacity":1}"#)
+            let rsvp = "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp"
+            #expect(try await !api.call(.post, rsvp, as: ada, json: #"{"status":"yes"}"#).data(EventRSVP.self).waitlisted)
+            #expect(try await api.call(.post, rsvp, as: ben, json: #"{"status":"yes"}"#).data(EventRSVP.self).waitlisted)
+            try await withTestDatabase { db in
+                let jump: PostgresQuery = "UPDATE rsvps SET waitlisted = false WHERE user_id = \(ben.id) RETURNING 1"
+                #expect(await Self.run(jump, as: ben.id, in: db) == .refused)
+                let earlier: PostgresQuery = """
+                    UPDATE rsvps SET queued_at = queued_at - INTERVAL '1 hour' WHERE user_id = \(ben.id) RETURNING 1
+                    """
+                #expect(await Self.run(earlier, as: ben.id, in: db) == .refused)
+                let placed: PostgresQuery = """
+                    INSERT INTO rsvps (event_id, user_id, status, waitlisted) VALUES (\(event.id), \(ben.id), 'yes', true)
+                    RETURNING 1
+                    """
+                #expect(await Self.run("DELETE FROM rsvps WHERE user_id = \(ben.id) RETURNING 1", as: ben.id, in: db) == .rows(1))
+                #expect(await Self.run(placed, as: ben.id, in: db) == .refused)
+                let again: PostgresQuery = """
+                    INSERT INTO rsvps (event_id, user_id, status, queued_at) VALUES (\(event.id), \(ben.id), 'yes', NOW())
+                    RETURNING 1
+                    """
+                #expect(await Self.run(again, as: ben.id, in: db) == .rows(1))
+                let declined: PostgresQuery = "UPDATE rsvps SET status = 'no' WHERE user_id = \(ben.id) RETURNING 1"
+                #expect(await Self.run(declined, as: ben.id, in: db) == .rows(1))
+                let yesWithOldPlace: PostgresQuery = """
+                    UPDATE rsvps SET status = 'yes' WHERE user_id = \(ben.id) RETURNING 1
+                    """
+                #expect(await Self.run(yesWithOldPlace, as: ben.id, in: db) == .refused)
+                // What Ben wrote himself waits; Ada keeps the one place.
+                let confirmed = try await count(
+                    "SELECT count(*)::int FROM rsvps WHERE event_id = \(event.id) AND status = 'yes' AND NOT waitlisted",
+                    in: db)
+                let counted = try await count(
+                    "SELECT going FROM event_instance_counts WHERE event_id = \(event.id)", in: db)
+                #expect(confirmed == 1 && counted == 1)
+            }
+            let attendance = try await api.call(
+                .get, "/api/v1/communities/\(club.id)/events/\(event.id)/attendance", as: ada
+            ).data(EventAttendance.self)
+            #expect(attendance.counts.going == 1 && attendance.responses.first?.userId == ada.id)
+        }
+    }
 }

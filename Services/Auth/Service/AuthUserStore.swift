@@ -24,9 +24,7 @@ package struct AuthUserStore: Sendable {
                     updated_at = NOW()
             RETURNING id, email, display_name, avatar_url, created_at, updated_at
             """, logger: logger)
-        for try await row in rows.decode((UUID, String, String, String?, Date, Date).self) {
-            return Self.user(row)
-        }
+        for try await row in rows { return try Self.user(row) }
         throw APIError.internalError
     }
 
@@ -36,13 +34,16 @@ package struct AuthUserStore: Sendable {
             SELECT id, email, display_name, avatar_url, created_at, updated_at
             FROM users WHERE id = \(id) AND deleted_at IS NULL
             """, logger: logger)
-        for try await row in rows.decode((UUID, String, String, String?, Date, Date).self) {
-            return Self.user(row)
-        }
+        for try await row in rows { return try Self.user(row) }
         return nil
     }
 
-    private static func user(_ row: (UUID, String, String, String?, Date, Date)) -> User {
-        User(id: row.0, email: row.1, displayName: row.2, avatarUrl: row.3, createdAt: row.4, updatedAt: row.5)
+    /// A row of `id, email, display_name, avatar_url, created_at, updated_at`.
+    private static func user(_ row: PostgresRow) throws -> User {
+        var cells = RowReader(row)
+        return User(
+            id: try cells.next("id"), email: try cells.next("email"), displayName: try cells.next("display_name"),
+            avatarUrl: try cells.next("avatar_url"), createdAt: try cells.next("created_at"),
+            updatedAt: try cells.next("updated_at"))
     }
 }

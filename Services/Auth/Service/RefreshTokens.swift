@@ -62,22 +62,41 @@ package struct RefreshTokens: Sendable {
         return (id, token)
     }
 
+    /// A refresh token's row as ``rotate(_:on:)`` reads it, by name.
+    private struct Found {
+        var id: UUID
+        var userId: UUID
+        var familyId: UUID
+        var deviceName: String?
+        var expired: Bool
+        var revoked: Bool
+        var rotated: Bool
+        var withinGrace: Bool?
+
+        init(_ row: PostgresRow) throws {
+            var cells = RowReader(row)
+            (id, userId, familyId) = (try cells.next("id"), try cells.next("user_id"), try cells.next("family_id"))
+            deviceName = try cells.next("device_name")
+            (expired, revoked, rotated) = (try cells.next("expired"), try cells.next("revoked"), try cells.next("rotated"))
+            withinGrace = try cells.next("within_grace")
+        }
+    }
+
     /// Spends `token` and returns its successor, or says why it cannot. The row is locked, so
     /// of two concurrent refreshes the second sees the first's rotation (inside the grace).
     func rotate(_ token: String, on connection: PostgresConnection) async throws -> Rotation {
         let rows = try await connection.query(
             """
-            SELECT id, user_id, family_id, device_name, expires_at <= NOW(), revoked_at IS NOT NULL,
-                   rotated_at IS NOT NULL, rotated_at > NOW() - make_interval(secs => \(Self.reuseGrace))
+            SELECT id, user_id, family_id, device_name, expires_at <= NOW() AS expired,
+                   revoked_at IS NOT NULL AS revoked, rotated_at IS NOT NULL AS rotated,
+                   rotated_at > NOW() - make_interval(secs => \(Self.reuseGrace)) AS within_grace
             FROM refresh_tokens WHERE token_hash = \(Self.hash(token)) FOR UPDATE
             """, logger: logger)
-        var found: (UUID, UUID, UUID, String?, Bool, Bool, Bool, Bool?)?
-        for try await row in rows.decode((UUID, UUID, UUID, String?, Bool, Bool, Bool, Bool?).self) {
-            found = row
-        }
-        guard let (id, userId, familyId, deviceName, expired, revoked, rotated, withinGrace) = found else {
-            return .unknown
-        }
+        var found: Found?
+        for try await row in rows { found = try Found(row) }
+        guard let found else { return .unknown }
+        let (id, userId, familyId, deviceName) = (found.id, found.userId, found.familyId, found.deviceName)
+        let (expired, revoked, rotated, withinGrace) = (found.expired, found.revoked, found.rotated, found.withinGrace)
         if revoked { return .revoked }
         if expired { return .expired }
         if rotated && withinGrace != true {

@@ -24,7 +24,7 @@ package enum CoreApplication {
         let database = kit.database
         let limiter = RateLimiter(redis: kit.redis, logger: runtime.logger("rate-limits"))
         let retention = RetentionJobs(
-            database: database, cache: kit.cache, interval: .seconds(core.retentionIntervalSeconds),
+            database: database, writes: kit.writes, interval: .seconds(core.retentionIntervalSeconds),
             logger: runtime.logger("retention"))
 
         let router = kit.router()
@@ -34,7 +34,7 @@ package enum CoreApplication {
         let community = kit.communityRoutes(on: router, membersPage: MemberRoutes.firstPageHint)
 
         func log(_ label: String) -> Logger { runtime.logger(label) }
-        UserRoutes(store: UserStore(database: database, logger: log("users")), cache: kit.cache).register(on: router)
+        UserRoutes(store: UserStore(database: database, writes: kit.writes, logger: log("users"))).register(on: router)
         FamilyMemberRoutes(store: FamilyMemberStore(database: database, logger: log("family"))).register(on: router)
         CommunityRoutes(store: CommunityStore(database: database, writes: kit.writes, logger: log("communities")))
             .register(on: router, community: community)

@@ -40,6 +40,9 @@ extension APIError {
             details: ["fields": .object(fields.mapValues { .string($0) })])
     }
 
+    package static let unsupportedMediaType = APIError(
+        .unsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send the body as application/json")
+
     package static func badRequest(_ message: String) -> APIError {
         APIError(.badRequest, code: "BAD_REQUEST", message: message)
     }

@@ -70,14 +70,19 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             let rows = try await connection.query(
                 """
                 SELECT request_hash, status_code, content_type, location, body,
-                       created_at < NOW() - INTERVAL '2 minutes'
+                       created_at < NOW() - INTERVAL '2 minutes' AS abandoned
                 FROM idempotency_keys
                 WHERE user_id = \(userId) AND key = \(key)
                 FOR UPDATE
                 """, logger: logger)
-            for try await (storedHash, status, contentType, location, body, abandoned) in rows.decode(
-                (String, Int?, String?, String?, ByteBuffer?, Bool).self)
-            {
+            for try await row in rows {
+                var cells = RowReader(row)
+                let storedHash: String = try cells.next("request_hash")
+                let status: Int? = try cells.next("status_code")
+                let contentType: String? = try cells.next("content_type")
+                let location: String? = try cells.next("location")
+                let body: ByteBuffer? = try cells.next("body")
+                let abandoned: Bool = try cells.next("abandoned")
                 guard storedHash == hash else {
                     throw APIError(
                         .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",

@@ -89,23 +89,45 @@ package enum JSONCoding {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    /// Accepts RFC 3339 date-times with or without fractional seconds.
+    /// Accepts RFC 3339 date-times with or without fractional seconds. A leap second
+    /// (`23:59:60`), which the parser would roll over into the next minute, or the next day, is
+    /// refused: nothing we store can hold it, and a client that sent it meant another time.
     package static func parseTimestamp(_ text: String) -> Date? {
-        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+        let clock = Array(text.utf8.dropFirst(11).prefix(8))
+        guard clock.count == 8, clock[2] == UInt8(ascii: ":"), clock[5] == UInt8(ascii: ":"),
+            let hour = Int(String(decoding: clock[0..<2], as: UTF8.self)), hour < 24,
+            let minute = Int(String(decoding: clock[3..<5], as: UTF8.self)), minute < 60,
+            let second = Int(String(decoding: clock[6..<8], as: UTF8.self)), second < 60
+        else { return nil }
+        return (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
             ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
 }
 
 extension Request {
     /// Decodes a JSON body, turning a decoding failure into `VALIDATION_FAILED` naming the field.
+    /// The body must be declared `application/json` (`415 UNSUPPORTED_MEDIA_TYPE` otherwise, so
+    /// a form or a text is never read as if it were JSON), and no object in it may name a key
+    /// twice (decoders keep one of the values silently, so the other was never checked).
     package func decodeJSON<Body: Decodable>(as type: Body.Type, context: some RequestContext) async throws -> Body {
         let buffer = try await body.collect(upTo: context.maxUploadSize)
         guard buffer.readableBytes > 0 else { throw APIError.badRequest("A JSON body is required") }
+        guard Self.declaresJSON(headers[.contentType]) else { throw APIError.unsupportedMediaType }
+        if let repeated = JSONDuplicateKeys.first(in: buffer.readableBytesView) {
+            throw APIError.validation([repeated: "appears more than once in the object"])
+        }
         do {
             return try JSONCoding.decoder.decode(Body.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
             throw APIError.validation(Self.fieldErrors(error))
         }
+    }
+
+    /// `application/json`, in any case, with or without parameters (`; charset=utf-8`).
+    static func declaresJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
     private static func fieldErrors(_ error: DecodingError) -> [String: String] {

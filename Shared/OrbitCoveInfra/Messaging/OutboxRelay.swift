@@ -175,14 +175,20 @@ package final class OutboxRelay: Service, Sendable {
                     json_build_object(
                         'id', o.id, 'type', o.message_type, 'version', o.message_version,
                         'occurredAt', to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                        'communityId', o.community_id, 'actorId', o.actor_id, 'data', o.data)::text,
+                        'communityId', o.community_id, 'actorId', o.actor_id, 'data', o.data)::text AS body,
                     o.traceparent
                 """, logger: logger)
             var claimed: [(Int64, Row)] = []
-            for try await (seq, id, queue, type, body, traceparent) in rows.decode(
-                (Int64, UUID, String, String, String, String?).self)
-            {
-                claimed.append((seq, Row(id: id, queue: queue, type: type, body: body, traceparent: traceparent)))
+            for try await row in rows {
+                var cells = RowReader(row)
+                let seq: Int64 = try cells.next("seq")
+                claimed.append(
+                    (
+                        seq,
+                        Row(
+                            id: try cells.next("id"), queue: try cells.next("queue"), type: try cells.next("message_type"),
+                            body: try cells.next("body"), traceparent: try cells.next("traceparent"))
+                    ))
             }
             return claimed.sorted { $0.0 < $1.0 }.map(\.1)
         }

@@ -291,7 +291,16 @@ import Testing
             let (coach, stranger) = (try await api.signIn("Coach"), try await api.signIn("Stranger"))
             let club = try await api.community(by: coach)
             let preferences = "/api/v1/communities/\(club.id)/members/me/notification-preferences"
+            // An event of another community, and an id that is no event at all.
+            let elsewhere = try await api.createEvent(
+                in: try await api.community(by: stranger), by: stranger,
+                #"{"title":"Theirs","startsAt":"2031-05-01T15:00:00Z"}"#)
             let cases: [(String, String)] = [
+                (#"{"mutedEvents":["\#(elsewhere.id)"]}"#, "mutedEvents"),
+                (#"{"mutedEvents":["\#(UUID())"]}"#, "mutedEvents"),
+                (#"{"quietHours":{"start":"22:00","end":"22:00","timeZone":"Europe/Berlin"}}"#, "quietHours.end"),
+                (#"{"startsAt":"x","push":true,"push":false}"#, "push"),
+                (#"{"categories":{"events":true,"events":false}}"#, "categories.events"),
                 (#"{"categories":{"gossip":false}}"#, "categories.gossip"),
                 (#"{"categories":{"personal":false}}"#, "categories.personal"),
                 (#"{"categories":{"events":"no"}}"#, "categories.events"),
@@ -311,6 +320,15 @@ import Testing
                 let reply = try await api.call(.patch, preferences, as: coach, json: body)
                 #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
                 #expect(reply.fieldErrors[field] != nil, "\(body) should name \(field): \(reply.fieldErrors)")
+            }
+            // Nothing of a refused change was stored.
+            let stored = try await api.call(.get, preferences, as: coach).data(NotificationPreferences.self)
+            #expect(stored.mutedEvents.isEmpty && stored.quietHours == nil && stored.push)
+            // A body that is not declared JSON is not read as JSON.
+            for contentType in ["text/plain", "application/xml", "application/x-www-form-urlencoded"] {
+                let reply = try await api.call(
+                    .patch, preferences, as: coach, json: #"{"push":false}"#, headers: [.contentType: contentType])
+                #expect(reply.status == .unsupportedMediaType && reply.errorCode == "UNSUPPORTED_MEDIA_TYPE")
             }
             #expect(try await api.call(.get, preferences, as: stranger).errorCode == "COMMUNITY_NOT_FOUND")
             #expect(

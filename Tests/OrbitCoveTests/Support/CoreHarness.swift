@@ -83,7 +83,8 @@ struct CoreHarness: Sendable {
     func signIn(_ name: String) async throws -> Person {
         let email = "\(name.lowercased())-\(UUID().uuidString.prefix(8).lowercased())@example.com"
         let response = try await auth.executeRequest(
-            uri: "/api/v1/auth/dev", method: .post, headers: [.realIP: TestEnvironment.uniqueClientAddress()],
+            uri: "/api/v1/auth/dev", method: .post,
+            headers: [.realIP: TestEnvironment.uniqueClientAddress(), .contentType: "application/json"],
             body: ByteBuffer(string: #"{"email":"\#(email)","displayName":"\#(name)"}"#))
         let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
         let data = try #require(json?["data"] as? [String: Any])
@@ -100,7 +101,7 @@ struct CoreHarness: Sendable {
     ) async throws -> Reply {
         var fields = headers
         if let person { fields[.authorization] = "Bearer \(person.token)" }
-        if json != nil { fields[.contentType] = "application/json" }
+        if json != nil, fields[.contentType] == nil { fields[.contentType] = "application/json" }
         if fields[.realIP] == nil { fields[.realIP] = "10.9.\(Int.random(in: 0...255)).\(Int.random(in: 1...254))" }
         let response = try await core.executeRequest(
             uri: path, method: method, headers: fields, body: json.map { ByteBuffer(string: $0) })

@@ -17,7 +17,7 @@ struct NotificationPreferencesRoutes {
         }
         community.patch("members/me/notification-preferences") { request, context in
             let granted = try context.member(.viewContent)
-            let patch = try await read(request, context, asking: granted.userId)
+            let patch = try await read(request, context, asking: granted.userId, in: granted.communityId)
             let preferences = try await store.update(of: granted.userId, in: granted.communityId) { preferences in
                 patch.apply(to: &preferences)
             }
@@ -45,7 +45,7 @@ struct NotificationPreferencesRoutes {
     }
 
     private func read(
-        _ request: Request, _ context: CommunityRequestContext, asking userId: UUID
+        _ request: Request, _ context: CommunityRequestContext, asking userId: UUID, in communityId: UUID
     ) async throws -> Patch {
         var reader = try await FieldReader.read(
             request, context: context, allowed: ["push", "categories", "mutedEvents", "quietHours"])
@@ -71,7 +71,14 @@ struct NotificationPreferencesRoutes {
                 return nil
             }
             if ids.count == items.count {
-                patch.mutedEvents = Array(Set(ids)).sorted { $0.uuidString < $1.uuidString }
+                let muted = Array(Set(ids)).sorted { $0.uuidString < $1.uuidString }
+                let unknown = try await store.unknownEvents(muted, in: communityId, asking: userId)
+                if unknown.isEmpty {
+                    patch.mutedEvents = muted
+                } else {
+                    reader.problems["mutedEvents"] =
+                        "names no event of this community: \(unknown.map(\.lowercasedString).joined(separator: ", "))"
+                }
             } else {
                 reader.problems["mutedEvents"] = "must be a list of event ids"
             }
@@ -131,6 +138,10 @@ struct NotificationPreferencesRoutes {
             }
         default:
             problems["quietHours.breakThrough"] = "must be a list"
+        }
+        if let start = times["start"], start == times["end"] {
+            problems["quietHours.end"] = "must differ from start (to end quiet hours, send quietHours: null)"
+            return nil
         }
         guard let start = times["start"], let end = times["end"], let zone else { return nil }
         return QuietHours(start: start, end: end, timeZone: zone, breakThrough: breakThrough)

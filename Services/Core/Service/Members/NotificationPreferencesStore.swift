@@ -33,6 +33,24 @@ struct NotificationPreferencesStore: Sendable {
         }
     }
 
+    /// Which of `ids` name no event of the community (series or single event; an instance is
+    /// muted through its series). A deleted event may stay muted: its messages are over anyway.
+    func unknownEvents(_ ids: [UUID], in communityId: UUID, asking userId: UUID) async throws -> [UUID] {
+        guard !ids.isEmpty else { return [] }
+        return try await database.transaction(userId: userId) { connection in
+            var known: Set<UUID> = []
+            for try await id in try await connection.query(
+                """
+                SELECT id FROM events
+                WHERE id = ANY(\(ids)) AND community_id = \(communityId) AND recurrence_parent_id IS NULL
+                """, logger: logger
+            ).decode(UUID.self) {
+                known.insert(id)
+            }
+            return ids.filter { !known.contains($0) }
+        }
+    }
+
     /// Whether PostgreSQL knows `zone` by name (history is written there, in the member's
     /// zone); POSIX-style zones such as `UTC+3`, whose sign reads backwards, are not names.
     func knowsZone(_ zone: String, asking userId: UUID) async throws -> Bool {

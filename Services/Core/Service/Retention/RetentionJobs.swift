@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OrbitCoveInfra
+import OrbitCoveModels
 import PostgresNIO
 import ServiceLifecycle
 
@@ -11,6 +12,8 @@ enum Retention {
     static let idempotencyKeys = "24 hours"
     static let expiredInvites = "7 days"
     static let changeLog = "90 days"
+    /// The seed's retention table: audit entries are kept two years.
+    static let auditLog = "2 years"
     /// Refresh tokens, after revocation or expiry (spent tokens stay until then, for reuse detection).
     static let deadRefreshTokens = "30 days"
 }
@@ -18,11 +21,17 @@ enum Retention {
 /// The core API's half of the seed's data lifecycle, every few minutes in whichever replica
 /// takes the lock first: accounts whose deletion grace period ended are anonymised (their
 /// communities keep an admin), communities deleted more than 30 days ago are purged, and
-/// idempotency keys, long-expired invites, old change-log rows and refresh tokens revoked or
-/// expired more than 30 days ago are dropped.
+/// idempotency keys, long-expired invites, old change-log rows, audit entries older than two
+/// years and refresh tokens revoked or expired more than 30 days ago are dropped.
+///
+/// An account's deletion is a change like any other: it goes through
+/// ``CommunityWrites/accountChange(of:request:scope:_:)``, one ``ChangeRecord`` per community
+/// the account leaves, so each of them is audited, announced (`member.left`, and
+/// `member.role_changed` or `community.updated` when the last admin goes), synced and
+/// uncached exactly as the same change made through the API would be.
 struct RetentionJobs: Service {
     let database: Database
-    let cache: CommunityCache
+    let writes: CommunityWrites
     let interval: Duration
     let logger: Logger
 
@@ -40,9 +49,7 @@ struct RetentionJobs: Service {
     @discardableResult
     func runOnce() async throws -> Report {
         var report = Report()
-        for userId in try await accountsDue() {
-            let left = try await deleteAccount(userId)
-            for communityId in left { await cache.invalidate(communityId) }
+        for userId in try await accountsDue() where try await deleteAccount(userId) {
             report.accountsDeleted += 1
         }
         report.communitiesPurged = try await purge()
@@ -63,37 +70,37 @@ struct RetentionJobs: Service {
         }
     }
 
-    /// Anonymises one account; returns the communities it left.
-    private func deleteAccount(_ userId: UUID) async throws -> [UUID] {
-        try await database.transaction(scope: .system) { connection in
+    /// Anonymises one account; false when another replica or a cancellation settled it first.
+    private func deleteAccount(_ userId: UUID) async throws -> Bool {
+        try await writes.accountChange(of: userId, request: RequestFacts(), scope: .system) { account, connection in
             // Another replica, or a cancellation that just came in, may have settled it.
             let due = try await connection.query(
                 """
-                SELECT 1 FROM users WHERE id = \(userId) AND deleted_at IS NULL
+                SELECT display_name FROM users WHERE id = \(userId) AND deleted_at IS NULL
                   AND deletion_requested_at < NOW() - \(Retention.accountGrace)::interval
                 FOR UPDATE SKIP LOCKED
                 """, logger: logger)
-            var isDue = false
-            for try await _ in due { isDue = true }
-            guard isDue else { return [] }
+            var displayName: String?
+            for try await name in due.decode(String.self) { displayName = name }
+            guard let displayName else { return false }
 
-            var communities: [(UUID, String)] = []
+            var memberships: [Membership] = []
             for try await row in try await connection.query(
-                "SELECT community_id, role::text FROM members WHERE user_id = \(userId) AND left_at IS NULL",
-                logger: logger
-            ).decode((UUID, String).self) {
-                communities.append(row)
+                """
+                SELECT m.community_id, c.name, m.role::text FROM members m JOIN communities c ON c.id = m.community_id
+                WHERE m.user_id = \(userId) AND m.left_at IS NULL
+                """, logger: logger
+            ) {
+                let columns = row.makeRandomAccess()
+                memberships.append(
+                    Membership(
+                        communityId: try columns["community_id"].decode(UUID.self),
+                        communityName: try columns["name"].decode(String.self),
+                        isAdmin: try columns["role"].decode(String.self) == MemberRole.admin.rawValue))
             }
-            for (communityId, role) in communities {
-                try await MemberStore.lock(communityId, on: connection, logger: logger)
-                if role == "admin" { try await keepAnAdmin(communityId, leaving: userId, on: connection) }
-                // Each community's admins see the member go in their own audit log.
-                try await AuditLog.record(
-                    "member.account_deleted", userId: userId, communityId: communityId, targetType: "user",
-                    targetId: userId, ipAddress: nil, on: connection, logger: logger)
+            for membership in memberships {
+                account.include(try await leave(membership, userId: userId, displayName: displayName, on: connection))
             }
-            try await connection.query(
-                "UPDATE members SET left_at = NOW() WHERE user_id = \(userId) AND left_at IS NULL", logger: logger)
             try await connection.query("DELETE FROM family_members WHERE user_id = \(userId)", logger: logger)
             try await connection.query(
                 """
@@ -102,57 +109,103 @@ struct RetentionJobs: Service {
                 WHERE user_id = \(userId)
                 """, logger: logger)
             let tag = userId.lowercasedString
-            try await connection.query(
-                """
-                UPDATE users SET display_name = '[Deleted User]', email = \("deleted-\(tag)@deleted.invalid"),
-                    apple_id = \("deleted:\(tag)"), avatar_url = NULL, deleted_at = NOW(), updated_at = NOW()
-                WHERE id = \(userId)
-                """, logger: logger)
-            try await AuditLog.record(
-                "account.deleted", userId: userId, targetType: "user", targetId: userId,
-                metadata: ["communitiesLeft": .number(Double(communities.count))], ipAddress: nil,
-                on: connection, logger: logger)
+            account.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE users SET display_name = '[Deleted User]', email = \("deleted-\(tag)@deleted.invalid"),
+                        apple_id = \("deleted:\(tag)"), avatar_url = NULL, deleted_at = NOW(), updated_at = NOW()
+                    WHERE id = \(userId)
+                    RETURNING 1
+                    """, logger: logger))
+            account.audit("account.deleted", metadata: ["communitiesLeft": .number(Double(memberships.count))])
             logger.info("account deleted after its grace period", metadata: ["userId": .string(tag)])
-            return communities.map(\.0)
+            return true
         }
+    }
+
+    private struct Membership {
+        var communityId: UUID
+        var communityName: String
+        var isAdmin: Bool
+    }
+
+    /// The deleted account's membership of one community ends, as leaving through the API
+    /// would end it; the community keeps an admin (``keepAnAdmin``).
+    private func leave(
+        _ membership: Membership, userId: UUID, displayName: String, on connection: PostgresConnection
+    ) async throws -> ChangeRecord {
+        let communityId = membership.communityId
+        var change = ChangeRecord(community: communityId)
+        try await MemberStore.lock(communityId, on: connection, logger: logger)
+        if membership.isAdmin { try await keepAnAdmin(membership, leaving: userId, change: &change, on: connection) }
+        change.touched(
+            try await connection.changedRows(
+                """
+                UPDATE members SET left_at = NOW()
+                WHERE community_id = \(communityId) AND user_id = \(userId) AND left_at IS NULL
+                RETURNING 1
+                """, logger: logger))
+        // Each community's admins see the member go in their own audit log.
+        change.audit("member.account_deleted", target: ("user", userId))
+        change.announce(
+            MemberLeft(
+                communityId: communityId, communityName: membership.communityName, userId: userId,
+                displayName: displayName))
+        change.invalidatesCache()
+        return change
     }
 
     /// When the last admin goes, the longest-standing member becomes admin; with nobody
     /// left, the community is deleted (and restorable for 30 days like any other).
     private func keepAnAdmin(
-        _ communityId: UUID, leaving userId: UUID, on connection: PostgresConnection
-    )
-        async throws
-    {
+        _ membership: Membership, leaving userId: UUID, change: inout ChangeRecord, on connection: PostgresConnection
+    ) async throws {
+        let communityId = membership.communityId
         let others = try await connection.query(
             """
-            SELECT user_id, role::text FROM members
+            SELECT user_id, role = 'admin' AS is_admin FROM members
             WHERE community_id = \(communityId) AND left_at IS NULL AND user_id <> \(userId)
             ORDER BY (role = 'admin') DESC, joined_at, id
             LIMIT 1
             """, logger: logger)
-        var successor: (UUID, String)?
-        for try await row in others.decode((UUID, String).self) { successor = row }
+        var successor: (userId: UUID, isAdmin: Bool)?
+        for try await row in others {
+            let columns = row.makeRandomAccess()
+            successor = (try columns["user_id"].decode(UUID.self), try columns["is_admin"].decode(Bool.self))
+        }
         switch successor {
-        case (_, "admin")?:
+        case (_, true)?:
             return
-        case (let next, _)?:
-            try await connection.query(
-                "UPDATE members SET role = 'admin' WHERE community_id = \(communityId) AND user_id = \(next)",
-                logger: logger)
-            try await AuditLog.record(
-                "member.role_changed", userId: userId, communityId: communityId, targetType: "user", targetId: next,
+        case (let next, false)?:
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE members SET role = 'admin' WHERE community_id = \(communityId) AND user_id = \(next)
+                    RETURNING 1
+                    """, logger: logger))
+            change.audit(
+                "member.role_changed", target: ("user", next),
                 metadata: [
                     "from": .string("member"), "to": .string("admin"),
                     "reason": .string("the last admin deleted their account"),
-                ],
-                ipAddress: nil, on: connection, logger: logger)
+                ])
+            change.announce(
+                MemberRoleChanged(
+                    communityId: communityId, communityName: membership.communityName, userId: next, role: .admin,
+                    changedBy: userId))
         case nil:
-            try await connection.query(
-                """
-                UPDATE communities SET deleted_at = NOW(), deleted_by = \(userId)
-                WHERE id = \(communityId) AND deleted_at IS NULL
-                """, logger: logger)
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE communities SET deleted_at = NOW(), deleted_by = \(userId)
+                    WHERE id = \(communityId) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            change.audit("community.deleted", target: ("community", communityId))
+            change.announce(
+                CommunityUpdated(
+                    communityId: communityId, name: membership.communityName, changes: ["deleted"],
+                    updatedBy: userId))
         }
     }
 
@@ -181,6 +234,8 @@ struct RetentionJobs: Service {
                 DELETE FROM change_log
                 WHERE community_id = ANY(\(purged)) OR changed_at < NOW() - \(Retention.changeLog)::interval
                 """, logger: logger)
+            try await connection.query(
+                "DELETE FROM audit_log WHERE created_at < NOW() - \(Retention.auditLog)::interval", logger: logger)
             try await connection.query(
                 "DELETE FROM idempotency_keys WHERE created_at < NOW() - \(Retention.idempotencyKeys)::interval",
                 logger: logger)

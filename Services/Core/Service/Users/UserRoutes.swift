@@ -5,7 +5,6 @@ import OrbitCoveModels
 
 struct UserRoutes {
     let store: UserStore
-    let cache: CommunityCache
 
     func register(on router: Router<AppRequestContext>) {
         router.get("/api/v1/me") { _, context in
@@ -20,9 +19,8 @@ struct UserRoutes {
             let displayName = reader.text("displayName", maxLength: 100, required: reader.fields["displayName"] != nil)
             let avatarUrl = reader.url("avatarUrl")
             try reader.check()
-            let (user, communities) = try await store.update(
-                userId, displayName: displayName.value, avatarUrl: avatarUrl)
-            for community in communities { await cache.invalidate(community) }
+            let user = try await store.update(
+                userId, displayName: displayName.value, avatarUrl: avatarUrl, request: RequestFacts(request, context))
             return try Response.data(user, requestId: context.requestId)
         }
 

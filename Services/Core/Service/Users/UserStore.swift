@@ -8,58 +8,59 @@ import PostgresNIO
 /// The signed-in user's own account: profile, and deletion with a 7-day grace period.
 package struct UserStore: Sendable {
     let database: Database
+    let writes: CommunityWrites
     let logger: Logger
 
     package func user(id: UUID) async throws -> User? {
         try await database.transaction(userId: id) { try await Self.user(id, on: $0, logger: logger) }
     }
 
-    /// The changed user, and the communities whose member lists show them.
-    func update(_ id: UUID, displayName: String?, avatarUrl: Change<String>) async throws -> (User, [UUID]) {
-        try await database.transaction(userId: id) { connection in
-            try await connection.query(
-                """
-                UPDATE users SET
-                    display_name = coalesce(\(displayName), display_name),
-                    avatar_url = CASE \(avatarUrl.tag) WHEN 'keep' THEN avatar_url ELSE \(avatarUrl.value) END,
-                    updated_at = NOW()
-                WHERE id = \(id) AND deleted_at IS NULL
-                """, logger: logger)
+    /// The changed user; the member lists that show them are refreshed after the commit.
+    func update(
+        _ id: UUID, displayName: String?, avatarUrl: Change<String>, request: RequestFacts
+    ) async throws -> User {
+        try await writes.accountChange(of: id, request: request) { account, connection in
+            account.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE users SET
+                        display_name = coalesce(\(displayName), display_name),
+                        avatar_url = CASE \(avatarUrl.tag) WHEN 'keep' THEN avatar_url ELSE \(avatarUrl.value) END,
+                        updated_at = NOW()
+                    WHERE id = \(id) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            account.showsInMemberLists()
             guard let user = try await Self.user(id, on: connection, logger: logger) else { throw Self.gone }
-            var communities: [UUID] = []
-            for try await community in try await connection.query(
-                "SELECT community_id FROM members WHERE user_id = \(id) AND left_at IS NULL", logger: logger
-            ).decode(UUID.self) {
-                communities.append(community)
-            }
-            return (user, communities)
+            return user
         }
     }
 
     /// Schedules deletion; asking again keeps the first date.
     func requestDeletion(_ id: UUID, request: RequestFacts) async throws -> User {
-        try await database.transaction(userId: id) { connection in
-            try await connection.query(
-                """
-                UPDATE users SET deletion_requested_at = coalesce(deletion_requested_at, NOW())
-                WHERE id = \(id) AND deleted_at IS NULL
-                """, logger: logger)
-            try await AuditLog.record(
-                "account.deletion_requested", userId: id, targetType: "user", targetId: id,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
+        try await writes.accountChange(of: id, request: request) { account, connection in
+            account.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE users SET deletion_requested_at = coalesce(deletion_requested_at, NOW())
+                    WHERE id = \(id) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            account.audit("account.deletion_requested")
             guard let user = try await Self.user(id, on: connection, logger: logger) else { throw Self.gone }
             return user
         }
     }
 
     func cancelDeletion(_ id: UUID, request: RequestFacts) async throws -> User {
-        try await database.transaction(userId: id) { connection in
-            try await connection.query(
-                "UPDATE users SET deletion_requested_at = NULL WHERE id = \(id) AND deleted_at IS NULL",
-                logger: logger)
-            try await AuditLog.record(
-                "account.deletion_cancelled", userId: id, targetType: "user", targetId: id,
-                ipAddress: request.clientAddress, on: connection, logger: logger)
+        try await writes.accountChange(of: id, request: request) { account, connection in
+            account.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE users SET deletion_requested_at = NULL WHERE id = \(id) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger))
+            account.audit("account.deletion_cancelled")
             guard let user = try await Self.user(id, on: connection, logger: logger) else { throw Self.gone }
             return user
         }
@@ -71,13 +72,16 @@ package struct UserStore: Sendable {
         let rows = try await connection.query(
             """
             SELECT id, email, display_name, avatar_url,
-                   deletion_requested_at + \(Retention.accountGrace)::interval, created_at, updated_at
+                   deletion_requested_at + \(Retention.accountGrace)::interval AS deletion_scheduled_at,
+                   created_at, updated_at
             FROM users WHERE id = \(id) AND deleted_at IS NULL
             """, logger: logger)
-        for try await row in rows.decode((UUID, String, String, String?, Date?, Date, Date).self) {
+        for try await row in rows {
+            var cells = RowReader(row)
             return User(
-                id: row.0, email: row.1, displayName: row.2, avatarUrl: row.3, deletionScheduledAt: row.4,
-                createdAt: row.5, updatedAt: row.6)
+                id: try cells.next("id"), email: try cells.next("email"), displayName: try cells.next("display_name"),
+                avatarUrl: try cells.next("avatar_url"), deletionScheduledAt: try cells.next("deletion_scheduled_at"),
+                createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at"))
         }
         return nil
     }
