@@ -30,8 +30,8 @@ TOOL="$ROOT/.local/tools/schemathesis"
 # enforced, and what a create returns or a delete removes must show in follow-up requests.
 # Left out: positive_data_acceptance (cursors and sync tokens are opaque, time zones must be IANA
 # names, restoring needs a deleted community: schema-valid requests are rightly refused) and
-# unsupported_method (the services answer a method a path lacks with 404, not 405, and the
-# gateway's own 405 for TRACE has no Allow header: router and nginx findings, reported apart).
+# unsupported_method (the services answer a method a path lacks with 405 and its Allow, but
+# the gateway's own 405 for TRACE has no Allow header, which nginx cannot know per path).
 CHECKS=${ORBITCOVE_SCHEMATHESIS_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header,ignored_auth,use_after_free,ensure_resource_availability}
 
 log() { printf '==> %s\n' "$*"; }
