@@ -107,7 +107,10 @@ import Yams
         let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
         func values(_ schema: String, _ property: String) -> Set<String> {
             let properties = (schemas[schema] as? [String: Any])?["properties"] as? [String: Any]
-            return Set(((properties?[property] as? [String: Any])?["enum"] as? [String]) ?? [])
+            let field = properties?[property] as? [String: Any]
+            // A response's enum is open (`anyOf`: the known values, then any string): read the known ones.
+            let known = (field?["anyOf"] as? [[String: Any]])?.first ?? field
+            return Set((known?["enum"] as? [String]) ?? [])
         }
         #expect(values("Notification", "type") == Set(NotificationType.allCases.map(\.rawValue)))
         #expect(values("CommunityMember", "role") == Set(MemberRole.allCases.map(\.rawValue)))

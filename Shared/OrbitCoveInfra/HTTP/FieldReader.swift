@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import OrbitCoveModels
 
-/// A field of a PATCH body: left out (keep), `null` (clear) or a new value.
+/// A field of a PATCH body: left out (keep), `null` or named in `clear` (clear), or a new value.
 package enum Change<Value: Sendable>: Sendable {
     case keep
     case clear
@@ -29,7 +29,21 @@ package struct FieldReader {
     /// refused, as the document says, rather than read as "left out".
     let nullClears: Bool
 
-    package init(_ fields: [String: JSONValue], allowed: Set<String>, nullClears: Bool = true) {
+    /// The key of a PATCH body's list of fields to clear. `{"clear": ["avatarUrl"]}` says what
+    /// `{"avatarUrl": null}` says, in a form a generated client can send (it leaves a `nil` out
+    /// of the body, so it cannot send `null`). Both forms are read here, and only here: the list
+    /// is turned into `null`s before any field is read, so every route clears alike.
+    package static let clearKey = "clear"
+
+    /// - Parameter readsClearList: whether the body may carry `clear` (a PATCH's, where `null`
+    ///   clears); elsewhere `clear` is an unknown field like any other.
+    package init(
+        _ fields: [String: JSONValue], allowed: Set<String>, nullClears: Bool = true, readsClearList: Bool = false
+    ) {
+        var fields = fields
+        if readsClearList, nullClears, let list = fields.removeValue(forKey: Self.clearKey) {
+            if let problem = Self.clear(list, in: &fields, allowed: allowed) { problems[Self.clearKey] = problem }
+        }
         self.fields = fields
         self.nullClears = nullClears
         for key in fields.keys where !allowed.contains(key) { problems[key] = "is not a field of this request" }
@@ -40,7 +54,23 @@ package struct FieldReader {
     ) async throws -> FieldReader {
         FieldReader(
             try await request.decodeJSON(as: [String: JSONValue].self, context: context), allowed: allowed,
-            nullClears: nullClears)
+            nullClears: nullClears, readsClearList: request.method == .patch)
+    }
+
+    /// Writes `null` for each field `list` names; what is wrong with the list, if anything.
+    private static func clear(
+        _ list: JSONValue, in fields: inout [String: JSONValue], allowed: Set<String>
+    ) -> String? {
+        guard case .array(let items) = list else { return "must be a list of field names" }
+        var names: [String] = []
+        for item in items {
+            guard case .string(let name) = item else { return "must be a list of field names" }
+            guard allowed.contains(name) else { return "names \(name), which is not a field of this request" }
+            if let value = fields[name], value != .null { return "names \(name), which the body also sets" }
+            names.append(name)
+        }
+        for name in names { fields[name] = .null }
+        return nil
     }
 
     /// `null` where it may not be: noted as the field's problem.
