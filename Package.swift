@@ -55,6 +55,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Tests only: generated inputs for the encoder's comparison with JSONEncoder.
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         // C libraries from Debian, and the shims Swift needs to call their variadic functions.
@@ -139,6 +141,13 @@ let package = Package(
                 path: "Benchmarks/MessagingBenchmark",
                 swiftSettings: strict
             ),
+            // JSONCoding.encoder beside JSONEncoder on realistic responses; scripts/bench/json.sh runs it.
+            .executableTarget(
+                name: "orbitcove-json-bench",
+                dependencies: ["OrbitCoveInfra", "OrbitCoveModels"],
+                path: "Benchmarks/JSONBenchmark",
+                swiftSettings: strict
+            ),
             // Drivers for scripts/calendar/: our recurrence expansion and ICS feeds, compared in
             // `make calendar-check` with python-dateutil, icalendar and recurring-ical-events.
             .executableTarget(
@@ -184,6 +193,7 @@ let package = Package(
                     .product(name: "JWTKit", package: "jwt-kit"),
                     .product(name: "_CryptoExtras", package: "swift-crypto"),
                     .product(name: "Yams", package: "Yams"),
+                    .product(name: "PropertyBased", package: "swift-property-based"),
                 ],
                 path: "Tests/OrbitCoveTests",
                 swiftSettings: strict

@@ -5,8 +5,8 @@ import Testing
 
 /// The API's JSON encoder writes what Foundation's `JSONEncoder` (sorted keys, unescaped
 /// slashes, our timestamps) writes, except that UUIDs are lower case (RFC 9562), everywhere.
-/// The encoder's own package (scratch work) compared ~44,000 random values; these pin the
-/// behaviour on the shapes the API sends.
+/// `JSONEncoderPropertyTests` compares the two on random values of every type the API and the
+/// queues write; these pin the behaviour on a few hand-made shapes.
 @Suite struct JSONEncodingTests {
     static let reference: JSONEncoder = {
         let encoder = JSONEncoder()
