@@ -84,11 +84,11 @@ package struct Database: Sendable {
                     let timeout = statementTimeout
                     switch scope {
                     case .user(let userId):
-                        let value = userId.lowercasedString
+                        // Sets `app.current_user_id` and reads the user's communities once, for
+                        // every policy in this transaction to compare against (migration 0024).
                         try await connection.query(
                             """
-                            SELECT set_config('app.current_user_id', \(value), true),
-                                   set_config('statement_timeout', \(timeout), true)
+                            SELECT app_enter_as_user(\(userId)), set_config('statement_timeout', \(timeout), true)
                             """, logger: logger)
                     case .system:
                         try await connection.query(
