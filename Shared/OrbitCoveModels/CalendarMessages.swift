@@ -128,3 +128,32 @@ package struct EventWaitlistPromoted: MessagePayload, Equatable {
         self.familyMemberId = familyMemberId
     }
 }
+
+/// A lower capacity took a confirmed yes's place: it waits again, ahead of those who were
+/// already waiting (places go in answer order).
+package struct EventMovedToWaitlist: MessagePayload, Equatable {
+    package static let messageType = "event.moved_to_waitlist"
+    package static let messageVersion = 1
+
+    package var communityId: UUID
+    package var communityName: String
+    package var event: EventSummary
+    package var userId: UUID
+    package var familyMemberId: UUID?
+    /// The new capacity, in seats.
+    package var capacity: Int
+    package var changedBy: UUID
+
+    package init(
+        communityId: UUID, communityName: String, event: EventSummary, userId: UUID, familyMemberId: UUID?,
+        capacity: Int, changedBy: UUID
+    ) {
+        self.communityId = communityId
+        self.communityName = communityName
+        self.event = event
+        self.userId = userId
+        self.familyMemberId = familyMemberId
+        self.capacity = capacity
+        self.changedBy = changedBy
+    }
+}

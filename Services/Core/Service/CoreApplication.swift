@@ -50,11 +50,15 @@ package enum CoreApplication {
             limiter: limiter, lookupLimit: core.inviteLookupLimit
         ).register(on: router, community: community)
         AuditRoutes(store: AuditStore(database: database, logger: log("audit"))).register(on: community)
-        let feeds = CalendarFeedStore(database: database, publicURL: core.publicURL, logger: log("calendar-feeds"))
+        let events = EventRows(known: KnownEvents(limit: KnownEvents.serviceLimit))
+        let expansions = KnownExpansions(limit: KnownExpansions.serviceLimit)
+        let feeds = CalendarFeedStore(
+            database: database, events: events, publicURL: core.publicURL, logger: log("calendar-feeds"))
         EventRoutes(
-            store: EventStore(database: database, logger: log("calendar")),
-            editor: EventEditor(writes: kit.writes, logger: log("calendar")),
-            answers: RSVPStore(database: database, writes: kit.writes, logger: log("rsvps")), feeds: feeds
+            store: EventStore(database: database, events: events, expansions: expansions, logger: log("calendar")),
+            editor: EventEditor(writes: kit.writes, events: events, logger: log("calendar")),
+            answers: RSVPStore(database: database, writes: kit.writes, events: events, logger: log("rsvps")),
+            feeds: feeds
         ).register(on: community)
         CalendarFeedRoutes(feeds: feeds, gate: kit.gate, limiter: limiter, fetchLimit: core.feedFetchLimit)
             .register(on: router)

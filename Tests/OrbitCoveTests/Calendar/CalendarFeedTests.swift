@@ -117,6 +117,49 @@ import Testing
 }
 
 extension CalendarFeedTests {
+    /// A removed instance stays, cancelled, for those who said yes or maybe to it, in the feed as
+    /// in the window read: a RECURRENCE-ID component with STATUS:CANCELLED (not an EXDATE, which
+    /// a calendar app reads as "never was"). For everyone else it is an EXDATE.
+    @Test func aRemovedInstanceStaysCancelledInTheFeedsOfThoseWhoSaidYes() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let ben = try await api.signIn("Ben")
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2026-10-06T18:00:00+02:00","endsAt":"2026-10-06T19:30:00+02:00","recurrenceRule":"FREQ=WEEKLY;COUNT=6"}"#
+            )
+            let path = "/api/v1/communities/\(club.id)/events/\(series.id)"
+            let removed = "2026-10-27T17:00:00Z"
+            let rsvp = #"{"status":"yes","recurrenceId":"\#(removed)"}"#
+            #expect(try await api.call(.post, "\(path)/rsvp", as: ada, json: rsvp).status == .ok)
+            #expect(try await api.call(.delete, "\(path)?recurrenceId=\(removed)", as: coach).status == .noContent)
+
+            let (from, to) = ("2026-10-01T00:00:00Z", "2026-12-01T00:00:00Z")
+            for (person, answered) in [(ada, true), (ben, false)] {
+                let made = try await api.call(
+                    .post, "/api/v1/me/calendar-feeds", as: person, json: #"{"communityId":"\#(club.id)"}"#)
+                let url = try #require(try made.data(CalendarFeed.self).url)
+                let ics = try await api.call(
+                    .get, String(url[url.range(of: "/api/v1/calendar/")!.lowerBound...]), as: nil)
+                let text = String(decoding: ics.body, as: UTF8.self)
+                #expect(text.contains("EXDATE;TZID=Europe/Berlin:20261027T180000") == !answered)
+                #expect(text.contains("RECURRENCE-ID;TZID=Europe/Berlin:20261027T180000") == answered)
+                var expected: [String] = []
+                for instance in try await api.window(club, from, to, as: person) {
+                    let status = instance.cancelled ? "CANCELLED" : "CONFIRMED"
+                    expected.append("\(utc(instance.startsAt)) \(instance.title) \(status)")
+                }
+                let parsed = try CalendarParser.instances(of: ics.body, from: from, to: to)
+                #expect(parsed.map { "\($0.start) \($0.summary) \($0.status)" }.sorted() == expected.sorted())
+                #expect(expected.count == (answered ? 6 : 5))
+                #expect(expected.contains("\(removed) Practice CANCELLED") == answered)
+            }
+        }
+    }
+
     /// A feed's secret address is not kept for an Idempotency-Key replay (a retry makes a new
     /// feed), and each feed is fetched at most ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE times.
     @Test func feedAddressesAreNotKeptAndFetchesAreLimited() async throws {

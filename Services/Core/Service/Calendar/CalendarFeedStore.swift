@@ -12,6 +12,7 @@ import PostgresNIO
 /// row-level security, so leaving a community takes its events out of every feed at once.
 struct CalendarFeedStore: Sendable {
     let database: Database
+    let events: EventRows
     let publicURL: String
     let logger: Logger
 
@@ -148,13 +149,15 @@ struct CalendarFeedStore: Sendable {
                 ORDER BY e.starts_at, e.id
                 """, logger: logger)
             {
-                rows.append(try EventRecord(row))
+                rows.append(try events.decode(row))
             }
-            var attending = Set<UUID>()
-            for try await event in try await connection.query(
-                "SELECT DISTINCT event_id FROM rsvps WHERE user_id = \(user) AND status <> 'no'", logger: logger
-            ).decode(UUID.self) {
-                attending.insert(event)
+            var attending = Set<InstanceKey>()
+            for try await (event, instance) in try await connection.query(
+                """
+                SELECT DISTINCT event_id, recurrence_id FROM rsvps WHERE user_id = \(user) AND status <> 'no'
+                """, logger: logger
+            ).decode((UUID, Date?).self) {
+                attending.insert(InstanceKey(eventId: event, recurrenceId: instance))
             }
             let name = community == nil ? "OrbitCove" : names.first ?? "OrbitCove"
             return ICSCalendar(name: name, events: Self.components(rows, attending: attending)).serialized()
@@ -162,19 +165,35 @@ struct CalendarFeedStore: Sendable {
     }
 
     /// VEVENTs: each single event and series master, then each override after its master.
-    /// A cancelled event stays (cancelled) only for those who said they would come.
-    static func components(_ rows: [EventRecord], attending: Set<UUID>) -> [ICSEvent] {
+    /// A cancelled event stays (cancelled) only for those who said they would come
+    /// (`attending`: the instances the feed's owner, or a dependant, answered yes or maybe), and
+    /// so does a removed instance, as the window read shows it: an EXDATE for everyone else,
+    /// for them a RECURRENCE-ID component with STATUS:CANCELLED.
+    static func components(_ rows: [EventRecord], attending: Set<InstanceKey>) -> [ICSEvent] {
         var overrides: [UUID: [EventRecord]] = [:]
         for row in rows {
             if let parent = row.parentId { overrides[parent, default: []].append(row) }
         }
+        let answered = Set(attending.map(\.eventId))
         var events: [ICSEvent] = []
         for row in rows where !row.isOverride {
-            if row.cancelled, !attending.contains(row.id) { continue }
-            events.append(component(row, uid: row.id, cancelled: row.cancelled))
+            if row.cancelled, !answered.contains(row.id) { continue }
+            let expected = row.exceptionDates.filter {
+                attending.contains(InstanceKey(eventId: row.id, recurrenceId: $0))
+            }
+            var master = component(row, uid: row.id, cancelled: row.cancelled)
+            master.exceptionDates = row.exceptionDates.filter { !expected.contains($0) }
+            events.append(master)
             for override in overrides[row.id] ?? [] {
                 guard let start = override.recurrenceId, !row.exceptionDates.contains(start) else { continue }
                 events.append(component(override, uid: row.id, cancelled: row.cancelled || override.cancelled))
+            }
+            for start in expected {
+                var removed = component(row.generated(at: start), uid: row.id, cancelled: true)
+                removed.recurrenceRule = nil
+                removed.exceptionDates = []
+                removed.recurrenceID = start
+                events.append(removed)
             }
         }
         return events

@@ -120,16 +120,26 @@ struct EventInput {
             event.recurrenceRule = nil
             event.exceptionDates = []
         case .set(let text):
+            let rule: RecurrenceRule
             do {
-                let rule = try RecurrenceRule(parsing: text)
-                event.recurrenceRule = rule.untilForm(timeZone: zone, allDay: event.allDay).rfc5545Value
+                rule = try RecurrenceRule(parsing: text)
             } catch {
                 throw Self.unsupported("recurrenceRule", error.message)
             }
+            if let problem = Self.untilProblem(rule, allDay: event.allDay) {
+                throw Self.unsupported("recurrenceRule", problem)
+            }
+            event.recurrenceRule = rule.rfc5545Value
             // Room for the UNTIL a split writes in place of a COUNT (the column holds 500).
             if (event.recurrenceRule?.utf8.count ?? 0) > 460 { problems["recurrenceRule"] = "is too long" }
         }
-        if let exceptionDates { event.exceptionDates = Array(Set(exceptionDates)).sorted() }
+        if let exceptionDates {
+            let distinct = Set(exceptionDates)
+            if distinct.count < exceptionDates.count {
+                problems["exceptionDates"] = "must name each instance once"
+            }
+            event.exceptionDates = distinct.sorted()
+        }
         for (field, date) in [
             ("startsAt", event.startsAt), ("endsAt", event.endsAt), ("rsvpDeadline", event.rsvpDeadline),
         ]

@@ -8,6 +8,8 @@ import PostgresNIO
 /// them. Everything runs as the caller, under row-level security.
 struct EventStore: Sendable {
     let database: Database
+    let events: EventRows
+    let expansions: KnownExpansions
     let logger: Logger
 
     /// The longest window a read may ask for.
@@ -34,7 +36,7 @@ struct EventStore: Sendable {
                   END
                 """, logger: logger)
             {
-                rows.append(try EventRecord(row))
+                rows.append(try events.decode(row))
             }
             // Answers to overrides moved into the window from far away are keyed far away.
             let moved = rows.compactMap(\.recurrenceId)
@@ -42,7 +44,9 @@ struct EventStore: Sendable {
                 to: rows.filter { !$0.isOverride }.map(\.id), from: min(reach, moved.min() ?? reach),
                 before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
                 viewer: viewer, on: connection, logger: logger)
-            return try EventWindow(window: window, answers: answers, limit: EventWindow.tooBusy).instances(of: rows)
+            let assembly = EventWindow(
+                window: window, answers: answers, limit: EventWindow.tooBusy, expansions: expansions)
+            return try assembly.instances(of: rows)
         }
     }
 
@@ -50,15 +54,14 @@ struct EventStore: Sendable {
     /// answers and the counts).
     func event(_ id: UUID, recurrenceId: Date?, in community: UUID, viewer: UUID) async throws -> CalendarEvent {
         try await database.transaction(userId: viewer) { connection in
-            let stored = try await Self.load(id, in: community, on: connection, logger: logger)
-            let (series, instance) = try await Self.instance(
+            let stored = try await events.load(id, in: community, on: connection, logger: logger)
+            let (series, instance) = try await events.instance(
                 of: stored, recurrenceId: recurrenceId, on: connection, logger: logger)
             guard let series, let instance, let start = instance.recurrenceId ?? recurrenceId else {
                 let key = InstanceKey(eventId: stored.id, recurrenceId: nil)
                 let answers = try await Self.answers(
                     to: [stored.id], from: nil, before: nil, viewer: viewer, on: connection, logger: logger)
-                return EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1)
-                    .decorated(stored.event, key)
+                return decorated(stored.event, key, answers)
             }
             let key = InstanceKey(eventId: series.id, recurrenceId: start)
             let answers = try await Self.answers(
@@ -66,70 +69,19 @@ struct EventStore: Sendable {
                 logger: logger)
             var event = instance.instance(at: start, of: series)
             if series.exceptionDates.contains(start) { event.cancelled = true }
-            return EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1)
-                .decorated(event, key)
+            return decorated(event, key, answers)
         }
     }
 
-    // MARK: - Shared with the writers
-
-    /// The event `id` of the community (not deleted), locked for a write when `forUpdate`
-    /// (`FOR NO KEY UPDATE`: a new answer's foreign-key check does not wait on it, so an edit
-    /// waiting for an instance's answer lock cannot deadlock with that answer).
-    static func load(
-        _ id: UUID, in community: UUID, forUpdate: Bool = false, on connection: PostgresConnection, logger: Logger
-    ) async throws -> EventRecord {
-        for try await row in try await connection.query(
-            """
-            SELECT \(unescaped: EventRecord.columns) FROM events e
-            WHERE e.id = \(id) AND e.community_id = \(community) AND e.deleted_at IS NULL
-            \(unescaped: forUpdate ? "FOR NO KEY UPDATE" : "")
-            """, logger: logger)
-        {
-            return try EventRecord(row)
-        }
-        throw CalendarErrors.eventNotFound
+    /// One event or instance with the caller's answers and its counts.
+    private func decorated(
+        _ event: CalendarEvent, _ key: InstanceKey, _ answers: [InstanceKey: InstanceAnswers]
+    ) -> CalendarEvent {
+        EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1, expansions: expansions)
+            .decorated(event, key)
     }
 
-    /// The live overrides of a series, by their instance's original start.
-    static func overrides(
-        of series: UUID, on connection: PostgresConnection, logger: Logger
-    ) async throws -> [EventRecord] {
-        var rows: [EventRecord] = []
-        for try await row in try await connection.query(
-            """
-            SELECT \(unescaped: EventRecord.columns) FROM events e
-            WHERE e.recurrence_parent_id = \(series) AND e.deleted_at IS NULL ORDER BY e.recurrence_id
-            """, logger: logger)
-        {
-            rows.append(try EventRecord(row))
-        }
-        return rows
-    }
-
-    /// Resolves what a request names: `stored` itself (nil, nil) for a single event or a
-    /// whole series; for a series with `recurrenceId`, the series and the instance's record
-    /// (its override, or the instance as generated); for an override, its series and itself.
-    /// A `recurrenceId` that is not an instance is `404 INSTANCE_NOT_FOUND`.
-    static func instance(
-        of stored: EventRecord, recurrenceId: Date?, on connection: PostgresConnection, logger: Logger
-    ) async throws -> (series: EventRecord?, instance: EventRecord?) {
-        if stored.isOverride, let parent = stored.parentId, let start = stored.recurrenceId {
-            guard recurrenceId == nil || recurrenceId == start else { throw CalendarErrors.instanceNotFound }
-            return (try await load(parent, in: stored.communityId, on: connection, logger: logger), stored)
-        }
-        guard let recurrenceId else { return (nil, nil) }
-        guard stored.isSeries, stored.generates(recurrenceId) else { throw CalendarErrors.instanceNotFound }
-        for try await row in try await connection.query(
-            """
-            SELECT \(unescaped: EventRecord.columns) FROM events e
-            WHERE e.recurrence_parent_id = \(stored.id) AND e.recurrence_id = \(recurrenceId) AND e.deleted_at IS NULL
-            """, logger: logger)
-        {
-            return (stored, try EventRecord(row))
-        }
-        return (stored, stored.generated(at: recurrenceId))
-    }
+    // MARK: - Answers
 
     /// The answers to the instances of `events` (instances starting in [from, before) for a
     /// series): each instance's counts (kept per instance by a trigger) and the viewer's own
@@ -193,21 +145,5 @@ struct EventStore: Sendable {
             answers[key]?.mine = order.map { mine[$0] }
         }
         return answers
-    }
-}
-
-/// The calendar's errors, one code each.
-enum CalendarErrors {
-    static let eventNotFound = APIError.notFound("EVENT_NOT_FOUND", "No such event in this community")
-    static let instanceNotFound = APIError.notFound(
-        "INSTANCE_NOT_FOUND", "The series has no instance starting at that recurrenceId")
-    static let cancelled = APIError(.conflict, code: "EVENT_CANCELLED", message: "The event was cancelled")
-    static let rsvpClosed = APIError(
-        .conflict, code: "RSVP_CLOSED", message: "Answers for this event closed at its RSVP deadline")
-
-    static func windowTooBusy(_ limit: Int) -> APIError {
-        APIError(
-            .unprocessableContent, code: "WINDOW_TOO_BUSY",
-            message: "The window holds more than \(limit) instances; ask for a shorter one")
     }
 }

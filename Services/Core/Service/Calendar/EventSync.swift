@@ -6,7 +6,9 @@ import PostgresNIO
 
 /// Events as sync sends them: single events, series (with their rules and exceptions) and
 /// overrides (with `recurrenceParentId` and `recurrenceId`), as stored; clients expand series
-/// themselves. Cancelled events are rows with `cancelled`; deleted ones are in `deleted`.
+/// themselves. Cancelled events are rows with `cancelled`; deleted ones are in `deleted`. Rows
+/// are decoded afresh (the registry is built before the application's ``KnownEvents``; a sync
+/// reads each row once anyway).
 enum EventSync {
     static func kind() -> SyncKind {
         SyncKind(
@@ -36,7 +38,7 @@ enum EventSync {
     ) async throws -> [(UUID, CalendarEvent)] {
         var events: [(UUID, CalendarEvent)] = []
         for try await row in try await connection.query(query, logger: logger) {
-            let event = try EventRecord(row).event
+            let event = try EventRecord(row, known: nil).event
             events.append((event.id, event))
         }
         return events

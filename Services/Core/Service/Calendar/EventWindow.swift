@@ -29,6 +29,8 @@ struct EventWindow {
     let answers: [InstanceKey: InstanceAnswers]
     /// At most this many instances; a busier window is refused (narrow it).
     let limit: Int
+    /// Series' starts expanded before.
+    let expansions: KnownExpansions
 
     static let tooBusy = 10_000
 
@@ -60,7 +62,7 @@ struct EventWindow {
         guard series.rule != nil else { return }
         // Instances that started before the window may still be running in it.
         let reach = max(series.endsAt.map { $0.timeIntervalSince(series.startsAt) } ?? 0, 0) + 86_400
-        let starts = KnownExpansions.shared.starts(
+        let starts = expansions.starts(
             of: series.id, sequence: series.sequence, updatedAt: series.updatedAt,
             in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, most: limit + 1
         ) { series.expansion() }

@@ -6,10 +6,12 @@ import Synchronization
 /// window that asked: a window read expands every series in it on every request, and the
 /// expansion was the largest part of assembling the window. A window inside a remembered span
 /// is a slice of it; one outside is expanded again (and remembered instead). The version is the
-/// row's `sequence` and `updated_at`, which every change moves (see ``KnownEvents``).
+/// row's `sequence` and `updated_at`, which every change moves (see ``KnownEvents``). The
+/// application owns one (``CoreApplication`` hands it to ``EventStore``).
 package final class KnownExpansions: Sendable {
-    /// At most a million starts in all (16 MB): a year of a few thousand weekly series.
-    package static let shared = KnownExpansions(limit: 1_000_000)
+    /// What the core service keeps: at most a million starts in all (16 MB), a year of a few
+    /// thousand weekly series.
+    package static let serviceLimit = 1_000_000
 
     /// How far past the asked window a span reaches on either side, so the windows of the next
     /// days and weeks fall inside it.

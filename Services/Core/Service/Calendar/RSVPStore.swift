@@ -10,6 +10,7 @@ import PostgresNIO
 struct RSVPStore: Sendable {
     let database: Database
     let writes: CommunityWrites
+    let events: EventRows
     let logger: Logger
 
     struct Answer {
@@ -27,12 +28,12 @@ struct RSVPStore: Sendable {
     {
         let user = granted.userId
         return try await writes.change(in: granted.communityId, by: user, request: request) { change, connection in
-            let (key, _) = try await Self.instance(
+            let (key, _) = try await self.instance(
                 eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
             // Under the instance's lock, read it again: an edit that committed meanwhile (a
             // cancellation, a new deadline) counts.
             try await Self.lock(key, on: connection, logger: logger)
-            let (_, instance) = try await Self.instance(
+            let (_, instance) = try await self.instance(
                 eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
             if instance.cancelled { throw CalendarErrors.cancelled }
             if let deadline = instance.rsvpDeadline, Date() > deadline { throw CalendarErrors.rsvpClosed }
@@ -90,7 +91,7 @@ struct RSVPStore: Sendable {
         -> EventAttendance
     {
         try await database.transaction(userId: granted.userId) { connection in
-            let (key, instance) = try await Self.instance(
+            let (key, instance) = try await self.instance(
                 eventId, recurrenceId: recurrenceId, in: granted.communityId, on: connection, logger: logger)
             let placed = try await Self.placed(key, on: connection, logger: logger)
             func rank(_ answer: Placed) -> Int {
@@ -114,15 +115,15 @@ struct RSVPStore: Sendable {
 
     /// The instance an answer is for: its key (the series and original start, or the single
     /// event) and its record as it stands (cancelled when its series or the instance was).
-    static func instance(
+    private func instance(
         _ eventId: UUID, recurrenceId: Date?, in community: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws -> (InstanceKey, EventRecord) {
-        let stored = try await EventStore.load(eventId, in: community, on: connection, logger: logger)
+        let stored = try await events.load(eventId, in: community, on: connection, logger: logger)
         if stored.isSeries, recurrenceId == nil {
             throw APIError.validation(["recurrenceId": "is required for an instance of a recurring series"])
         }
         if !stored.isSeries, !stored.isOverride, recurrenceId != nil { throw CalendarErrors.instanceNotFound }
-        let (series, found) = try await EventStore.instance(
+        let (series, found) = try await events.instance(
             of: stored, recurrenceId: recurrenceId, on: connection, logger: logger)
         guard let series, var instance = found, let start = instance.recurrenceId ?? recurrenceId else {
             return (InstanceKey(eventId: stored.id, recurrenceId: nil), stored)
@@ -162,6 +163,12 @@ struct RSVPStore: Sendable {
     static func promoted(from before: [Placed], to after: [Placed]) -> [Placed] {
         let waited = Set(before.filter(\.waitlisted).map(\.id))
         return after.filter { waited.contains($0.id) && !$0.waitlisted }
+    }
+
+    /// The yeses that had a place in `before` and wait in `after` (a lower capacity).
+    static func movedToWaitlist(from before: [Placed], to after: [Placed]) -> [Placed] {
+        let confirmed = Set(before.filter { $0.status == .yes && !$0.waitlisted }.map(\.id))
+        return after.filter { confirmed.contains($0.id) && $0.waitlisted }
     }
 
     /// Serialises the answers to one instance (and their places) until the transaction ends.

@@ -82,8 +82,9 @@ enum NotificationCatalog {
     }
 
     /// Members hear of new events (asked to answer when the event wants answers), of a changed
-    /// time or place and of cancellations; a waiting yes hears when a place opens, through
-    /// its guardian for a dependant. Single answers are not news: organisers read attendance.
+    /// time or place and of cancellations; a waiting yes hears when a place opens, and a
+    /// confirmed yes when a lower capacity moves it to the waitlist, through its guardian for a
+    /// dependant. Single answers are not news: organisers read attendance.
     private static func registerCalendar(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
         handlers.notify(EventCreated.self, writer: writer) { envelope, _ in
             let created = envelope.data
@@ -134,6 +135,28 @@ enum NotificationCatalog {
                     audience: .users([person], of: promoted.communityId, except: nil), type: .waitlistPromoted,
                     title: "\(who) a place: \(event.title)",
                     body: "A place opened up for \(EventWording.when(event)) and was next on the waitlist.",
+                    link: link, collapseId: EventWording.collapseId(event))
+            ]
+        }
+        // A lower capacity is a change to the event that reaches only those it moved: the
+        // `event_changed` type (no waitlist type says "moved back"), to the person or the guardian.
+        handlers.notify(EventMovedToWaitlist.self, writer: writer) { envelope, lookup in
+            let moved = envelope.data
+            let event = moved.event
+            var person = moved.userId
+            var who = "You are"
+            if let dependant = moved.familyMemberId, let guardian = try await lookup.guardian(of: dependant) {
+                person = guardian.userId
+                who = "\(guardian.dependantName) is"
+            }
+            var link = EventWording.link(event, in: moved.communityId)
+            link.familyMemberId = moved.familyMemberId
+            let places = moved.capacity == 1 ? "1 place" : "\(moved.capacity) places"
+            return [
+                Notice(
+                    audience: .users([person], of: moved.communityId, except: moved.changedBy), type: .eventChanged,
+                    title: "\(who) on the waitlist: \(event.title)",
+                    body: "\(EventWording.when(event)) now has \(places); you will hear if one opens up.",
                     link: link, collapseId: EventWording.collapseId(event))
             ]
         }

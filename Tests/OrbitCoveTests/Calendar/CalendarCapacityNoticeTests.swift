@@ -1,0 +1,70 @@
+import CoreService
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+/// A lower capacity moves the last confirmed yeses back to the waitlist; each of them hears it
+/// once (through the guardian for a dependant), and nobody else does. Found by a stranger: the
+/// move was silent.
+@Suite struct CalendarCapacityNoticeTests {
+    @Test func aLowerCapacityTellsThoseItMovedToTheWaitlist() async throws {
+        try await CoreHarness.run { api in
+            try await NotificationsHarness.run(api) { harness in
+                let (coach, ada, ben, cy) = (
+                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben"),
+                    try await api.signIn("Cy")
+                )
+                let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+                for person in [ada, ben, cy] { try await api.join(person, club, invitedBy: coach) }
+                let bea = try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"Bea"}"#)
+                    .data(FamilyMember.self)
+
+                // Two places: Ada and Bea have them, Cy waits. One place: Bea waits, ahead of Cy.
+                let match = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-06T18:00:00+02:00","capacity":2}"#)
+                let event = "/api/v1/communities/\(club.id)/events/\(match.id)"
+                _ = try await api.call(.post, "\(event)/rsvp", as: ada, json: #"{"status":"yes"}"#)
+                _ = try await api.call(
+                    .post, "\(event)/rsvp", as: ben, json: #"{"status":"yes","familyMemberId":"\#(bea.id)"}"#)
+                _ = try await api.call(.post, "\(event)/rsvp", as: cy, json: #"{"status":"yes"}"#)
+                #expect(try await api.call(.patch, event, as: coach, json: #"{"capacity":1}"#).status == .ok)
+                let attendance = try await api.call(.get, "\(event)/attendance", as: coach).data(EventAttendance.self)
+                #expect(attendance.responses.map(\.waitlisted) == [false, true, true])
+
+                #expect(try await harness.settled(ben, .eventChanged, count: 1))
+                let told = try #require(try await harness.history(of: ben).first { $0.type == .eventChanged })
+                #expect(told.title == "Bea is on the waitlist: Match")
+                #expect(told.body == "Tue 6 May, 18:00 now has 1 place; you will hear if one opens up.")
+                #expect(told.data["familyMemberId"] == .string(bea.id.lowercasedString))
+                for person in [ada, cy, coach] {
+                    #expect(try await harness.settled(person, .eventChanged, count: 0))
+                }
+
+                // A series' instance, where the organiser's own yes is the one moved: the
+                // message is sent, and the organiser, who made the change, is not told.
+                let series = try await api.createEvent(
+                    in: club, by: coach,
+                    #"{"title":"Practice","startsAt":"2031-05-07T18:00:00+02:00","recurrenceRule":"FREQ=WEEKLY;COUNT=4","capacity":2}"#
+                )
+                let practice = "/api/v1/communities/\(club.id)/events/\(series.id)"
+                let second = #"{"status":"yes","recurrenceId":"2031-05-14T16:00:00Z"}"#
+                _ = try await api.call(.post, "\(practice)/rsvp", as: ada, json: second)
+                _ = try await api.call(.post, "\(practice)/rsvp", as: coach, json: second)
+                #expect(try await api.call(.patch, practice, as: coach, json: #"{"capacity":1}"#).status == .ok)
+                try await withTestDatabase { database in
+                    let moved = try await count(
+                        """
+                        SELECT count(*)::int FROM outbox WHERE message_type = 'event.moved_to_waitlist'
+                          AND data -> 'event' ->> 'eventId' = \(series.id.lowercasedString)
+                          AND data ->> 'userId' = \(coach.id.lowercasedString)
+                          AND data -> 'event' ->> 'recurrenceId' IS NOT NULL
+                        """, in: database)
+                    #expect(moved == 1)
+                }
+                #expect(try await harness.settled(coach, .eventChanged, count: 0))
+                #expect(try await harness.settled(ada, .eventChanged, count: 0))
+            }
+        }
+    }
+}

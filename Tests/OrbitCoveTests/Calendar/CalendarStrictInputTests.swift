@@ -1,0 +1,140 @@
+import CoreService
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+/// Inputs a stranger sent that the calendar took more leniently than its contract says: each is
+/// now refused by name, and nothing of it is stored.
+@Suite struct CalendarStrictInputTests {
+    /// `23:59:60` (a leap second) was read as the next day's midnight: now a 400 naming the
+    /// field, wherever a time is taken.
+    @Test func aLeapSecondIsRefusedByName() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let events = "/api/v1/communities/\(club.id)/events"
+            for (body, field) in [
+                (#"{"title":"Leap","startsAt":"2031-06-30T23:59:60Z"}"#, "startsAt"),
+                (#"{"title":"Leap","startsAt":"2031-06-30T20:00:00Z","endsAt":"2031-06-30T23:59:60Z"}"#, "endsAt"),
+                (
+                    #"{"title":"Leap","startsAt":"2031-07-01T20:00:00Z","rsvpDeadline":"2031-06-30T23:59:60+00:00"}"#,
+                    "rsvpDeadline"
+                ),
+                (
+                    #"{"title":"Leap","startsAt":"2031-06-30T00:00:00Z","recurrenceRule":"FREQ=DAILY;COUNT=3","exceptionDates":["2031-06-30T23:59:60Z"]}"#,
+                    "exceptionDates"
+                ),
+            ] {
+                let reply = try await api.call(.post, events, as: coach, json: body)
+                #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
+                #expect(reply.fieldErrors[field] != nil, "\(body)")
+            }
+            let window = try await api.call(
+                .get, "\(events)?from=2031-06-30T23:59:60Z&to=2031-07-02T00:00:00Z", as: coach)
+            #expect(window.status == .badRequest && window.fieldErrors["from"] != nil)
+            #expect(try await api.window(club, "2031-06-01T00:00:00Z", "2031-08-01T00:00:00Z", as: coach).isEmpty)
+        }
+    }
+
+    /// RFC 5545 wants UNTIL as a UTC time beside a zoned start and as a date beside an all-day
+    /// one; another form was rewritten into that one, now it is a 422. A series made all-day
+    /// keeps its end in the new form (so the rule it reads back is one it may send).
+    @Test func untilMustHaveTheFormOfTheSeriesStart() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            let events = "/api/v1/communities/\(club.id)/events"
+            for (start, allDay, rule) in [
+                ("2031-06-03T18:00:00+02:00", false, "FREQ=WEEKLY;UNTIL=20310624"),
+                ("2031-06-03T18:00:00+02:00", false, "FREQ=WEEKLY;UNTIL=20310624T180000"),
+                ("2031-06-03", true, "FREQ=WEEKLY;UNTIL=20310624T000000Z"),
+            ] {
+                let reply = try await api.call(
+                    .post, events, as: coach,
+                    json:
+                        #"{"title":"Practice","startsAt":"\#(start)","allDay":\#(allDay),"recurrenceRule":"\#(rule)"}"#)
+                #expect(reply.status == .unprocessableContent && reply.errorCode == "UNSUPPORTED_RECURRENCE", "\(rule)")
+                #expect(reply.fieldErrors["recurrenceRule"]?.contains("UNTIL") == true, "\(rule)")
+            }
+            #expect(try await api.window(club, "2031-06-01T00:00:00Z", "2031-08-01T00:00:00Z", as: coach).isEmpty)
+
+            let timed = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-06-03T18:00:00+02:00","recurrenceRule":"FREQ=WEEKLY;UNTIL=20310624T160000Z"}"#
+            )
+            let path = "\(events)/\(timed.id)"
+            let allDay = try await api.call(.patch, path, as: coach, json: #"{"allDay":true}"#)
+            #expect(allDay.status == .ok)
+            let rule = try allDay.data(CalendarEvent.self).recurrenceRule
+            #expect(rule == "FREQ=WEEKLY;UNTIL=20310624")
+            let sentBack = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":"\#(rule ?? "")"}"#)
+            #expect(sentBack.status == .ok)
+            let timedAgain = try await api.call(
+                .patch, path, as: coach, json: #"{"allDay":false,"startsAt":"2031-06-03T18:00:00+02:00"}"#)
+            #expect(try timedAgain.data(CalendarEvent.self).recurrenceRule == "FREQ=WEEKLY;UNTIL=20310624T215959Z")
+        }
+    }
+
+    /// The calendar takes times from 1900 to 2200, and a rule's end is one.
+    @Test func untilOutsideTheCalendarsYearsIsRefused() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            for (start, allDay, until) in [
+                ("2031-06-03T18:00:00Z", false, "99991231T235959Z"),
+                ("2031-06-03T18:00:00Z", false, "22000101T000000Z"),
+                ("2031-06-03", true, "99991231"),
+            ] {
+                let reply = try await api.call(
+                    .post, "/api/v1/communities/\(club.id)/events", as: coach,
+                    json:
+                        #"{"title":"Forever","startsAt":"\#(start)","allDay":\#(allDay),"recurrenceRule":"FREQ=WEEKLY;UNTIL=\#(until)"}"#
+                )
+                #expect(
+                    reply.status == .unprocessableContent && reply.errorCode == "UNSUPPORTED_RECURRENCE", "\(until)")
+                #expect(reply.fieldErrors["recurrenceRule"] == "UNTIL must be between 1900 and 2200", "\(until)")
+            }
+            let last = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Until the end","startsAt":"2031-06-03T18:00:00Z","recurrenceRule":"FREQ=YEARLY;UNTIL=21991231T235959Z"}"#
+            )
+            #expect(last.recurrenceRule == "FREQ=YEARLY;UNTIL=21991231T235959Z")
+        }
+    }
+
+    /// Exception dates name removed instances: each once (the same instant twice, however
+    /// written, is a 400), at most 1,000 in a request, and a series keeps at most 1,000 (a
+    /// DELETE of one more instance is a 422).
+    @Test func exceptionDatesAreDistinctAndBounded() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Daily","startsAt":"2031-01-01T09:00:00Z","recurrenceRule":"FREQ=DAILY;COUNT=1200"}"#)
+            let path = "/api/v1/communities/\(club.id)/events/\(series.id)"
+            let same = Array(repeating: #""2031-01-02T09:00:00Z""#, count: 979) + [#""2031-01-02T10:00:00+01:00""#]
+            let repeated = try await api.call(
+                .patch, path, as: coach, json: #"{"exceptionDates":[\#(same.joined(separator: ","))]}"#)
+            #expect(
+                repeated.status == .badRequest
+                    && repeated.fieldErrors["exceptionDates"] == "must name each instance once")
+            #expect(try await api.call(.get, path, as: coach).data(CalendarEvent.self).exceptionDates.isEmpty)
+            let tooMany = (0..<1_001).map { "\"\(utc(series.startsAt.addingTimeInterval(Double($0) * 86_400)))\"" }
+            let refused = try await api.call(
+                .patch, path, as: coach, json: #"{"exceptionDates":[\#(tooMany.joined(separator: ","))]}"#)
+            #expect(refused.status == .badRequest && refused.fieldErrors["exceptionDates"] != nil)
+
+            let thousand = try await api.call(
+                .patch, path, as: coach, json: #"{"exceptionDates":[\#(tooMany.prefix(1_000).joined(separator: ","))]}"#
+            )
+            #expect(try thousand.data(CalendarEvent.self).exceptionDates.count == 1_000)
+            let next = utc(series.startsAt.addingTimeInterval(1_000 * 86_400))
+            let full = try await api.call(.delete, "\(path)?recurrenceId=\(next)", as: coach)
+            #expect(full.status == .unprocessableContent && full.errorCode == "UNSUPPORTED_RECURRENCE")
+            #expect(full.fieldErrors["exceptionDates"] != nil)
+            #expect(try await api.call(.get, path, as: coach).data(CalendarEvent.self).exceptionDates.count == 1_000)
+        }
+    }
+}
