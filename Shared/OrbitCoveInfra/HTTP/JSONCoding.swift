@@ -90,15 +90,32 @@ package enum JSONCoding {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    /// Accepts RFC 3339 date-times with or without fractional seconds. A leap second
-    /// (`23:59:60`), which the parser would roll over into the next minute, or the next day, is
-    /// refused: nothing we store can hold it, and a client that sent it meant another time.
+    static func daysIn(month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Accepts RFC 3339 date-times with or without fractional seconds. What the parser would
+    /// roll over into another time is refused: a leap second (`23:59:60`: nothing we store can
+    /// hold it) and a day the month does not have (`02-30`), since the client meant neither the
+    /// next minute nor March.
     package static func parseTimestamp(_ text: String) -> Date? {
-        let clock = Array(text.utf8.dropFirst(11).prefix(8))
-        guard clock.count == 8, clock[2] == UInt8(ascii: ":"), clock[5] == UInt8(ascii: ":"),
-            let hour = Int(String(decoding: clock[0..<2], as: UTF8.self)), hour < 24,
-            let minute = Int(String(decoding: clock[3..<5], as: UTF8.self)), minute < 60,
-            let second = Int(String(decoding: clock[6..<8], as: UTF8.self)), second < 60
+        let bytes = Array(text.utf8.prefix(19))
+        func number(_ range: Range<Int>) -> Int? {
+            guard bytes.count >= range.upperBound, bytes[range].allSatisfy({ (48...57).contains($0) }) else {
+                return nil
+            }
+            return Int(String(decoding: bytes[range], as: UTF8.self))
+        }
+        guard bytes.count == 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            let year = number(0..<4), let month = number(5..<7), (1...12).contains(month),
+            let day = number(8..<10), day >= 1, day <= daysIn(month: month, of: year),
+            let hour = number(11..<13), hour < 24, let minute = number(14..<16), minute < 60,
+            let second = number(17..<19), second < 60
         else { return nil }
         return (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
             ?? (try? Date.ISO8601FormatStyle().parse(text))

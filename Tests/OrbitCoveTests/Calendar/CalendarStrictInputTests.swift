@@ -25,6 +25,11 @@ import Testing
                     #"{"title":"Leap","startsAt":"2031-06-30T00:00:00Z","recurrenceRule":"FREQ=DAILY;COUNT=3","exceptionDates":["2031-06-30T23:59:60Z"]}"#,
                     "exceptionDates"
                 ),
+                // Days that do not exist are not rolled over into the next month either.
+                (#"{"title":"Nope","startsAt":"2031-02-30T10:00:00Z"}"#, "startsAt"),
+                (#"{"title":"Nope","startsAt":"2031-04-30T10:00:00Z","endsAt":"2031-04-31T12:00:00Z"}"#, "endsAt"),
+                (#"{"title":"Nope","startsAt":"2030-02-29T10:00:00+01:00"}"#, "startsAt"),
+                (#"{"title":"Nope","startsAt":"2031-00-10T10:00:00Z"}"#, "startsAt"),
             ] {
                 let reply = try await api.call(.post, events, as: coach, json: body)
                 #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
@@ -34,6 +39,10 @@ import Testing
                 .get, "\(events)?from=2031-06-30T23:59:60Z&to=2031-07-02T00:00:00Z", as: coach)
             #expect(window.status == .badRequest && window.fieldErrors["from"] != nil)
             #expect(try await api.window(club, "2031-06-01T00:00:00Z", "2031-08-01T00:00:00Z", as: coach).isEmpty)
+            // A leap day that exists is a day like any other.
+            let leapDay = try await api.call(
+                .post, events, as: coach, json: #"{"title":"Leap day","startsAt":"2032-02-29T10:00:00Z"}"#)
+            #expect(leapDay.status == .created)
         }
     }
 
