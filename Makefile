@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 STACK := ./scripts/stack.sh
-SWIFT_SOURCES := Package.swift Services Shared Tests Tools Benchmarks
+SWIFT_SOURCES := Package.swift Services Shared Tests Tools Benchmarks Clients/Swift/Package.swift Clients/Swift/Sources Clients/Swift/Tests
 OPENAPI := deploy/openapi/openapi.yaml
 # Extra arguments for swift test, e.g. make test SWIFT_TEST_ARGS='--filter AuthTests'.
 SWIFT_TEST_ARGS ?=
@@ -15,7 +15,7 @@ export ORBITCOVE_TEST_MIGRATION_DATABASE_URL ?= postgres://orbitcove_owner:orbit
 export ORBITCOVE_TEST_AMQP_URL ?= amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test
 export ORBITCOVE_TEST_REDIS_URL ?= redis://127.0.0.1:56379/1
 
-.PHONY: help up down logs status servers migrate build test calendar-check test-env lint format openapi-check deploy-check schemathesis clean-local
+.PHONY: help up down logs status servers migrate build test calendar-check test-env lint format openapi-check deploy-check schemathesis client-check client-test clean-local
 
 help: ## List the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -46,6 +46,7 @@ test: ## Run the tests against the local servers (starts them if needed)
 	@# The calendar feed test reads feeds with icalendar and recurring-ical-events.
 	$(STACK) install-calendar-tools
 	@$(MAKE) --no-print-directory openapi-check
+	@$(MAKE) --no-print-directory client-check
 	@$(MAKE) --no-print-directory deploy-check
 	swift build --build-tests
 	ORBITCOVE_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL) $(STACK) migrate
@@ -56,8 +57,9 @@ ifeq ($(strip $(SWIFT_TEST_ARGS)),)
 	@$(MAKE) --no-print-directory calendar-check
 	@# These stop and start the shared broker, so they run alone, after the rest.
 	swift test --skip-build --filter FaultToleranceTests
-	@# Last: the running services against the OpenAPI document.
+	@# Last: the running services against the OpenAPI document, then the app's client against them.
 	@$(MAKE) --no-print-directory schemathesis
+	@$(MAKE) --no-print-directory client-test
 else
 	swift test $(SWIFT_TEST_ARGS)
 endif
@@ -103,6 +105,28 @@ deploy-check: ## Check docker-compose.yml, the Dockerfiles, deploy/k8s and the g
 	$(TOOLS)/deploy/bin/kubernetes-validate --strict --quiet --kubernetes-version 1.30.0 \
 		$(filter-out deploy/k8s/kustomization.yaml,$(K8S_MANIFESTS))
 	$(TOOLS)/deploy/bin/python scripts/check-routing.py --compose $(TOOLS)/compose/bin/docker-compose
+
+# The iOS app's client (Clients/Swift, a package of its own) is generated from the document by
+# swift-openapi-generator's build plugin. client-check fails on a document rule the client needs
+# (Clients/Swift/scripts/check-document.py), on any generator diagnostic (a schema it would skip
+# is a property the app silently loses) and on generated code that does not compile.
+CLIENT := Clients/Swift
+CLIENT_GENERATOR := $(CLIENT)/.build/debug/swift-openapi-generator-tool
+client-check: ## Generate and build the Swift client from the OpenAPI document, with zero generator diagnostics
+	python3 $(CLIENT)/scripts/check-document.py $(OPENAPI)
+	cd $(CLIENT) && swift build --build-tests
+	rm -rf $(CLIENT)/.build/check && mkdir -p $(CLIENT)/.build/check
+	$(CLIENT_GENERATOR) generate $(OPENAPI) --config $(CLIENT)/Sources/OrbitCoveClient/openapi-generator-config.yaml \
+		--output-directory $(CLIENT)/.build/check --diagnostics-output-path $(CLIENT)/.build/check/diagnostics.yaml \
+		>$(CLIENT)/.build/check/generator.log 2>&1 || { cat $(CLIENT)/.build/check/generator.log; exit 1; }
+	@if ! grep -qx 'diagnostics: \[\]' $(CLIENT)/.build/check/diagnostics.yaml; then \
+		cat $(CLIENT)/.build/check/diagnostics.yaml; echo "error: the generator reported diagnostics (above)"; exit 1; fi
+	@echo "client-check: generated with no diagnostics"
+
+# The client's tests call the running stack through the gateway as the app would.
+client-test: ## Start the stack if needed and run the Swift client's tests against it
+	$(STACK) up
+	cd $(CLIENT) && ORBITCOVE_CLIENT_TEST_URL=http://127.0.0.1:8080 swift test
 
 # Schemathesis (pinned, in .local/tools/schemathesis) sends requests generated from the OpenAPI
 # document to the running services through the gateway and fails on any answer the document

@@ -59,7 +59,8 @@ import Testing
 
             // A family member.
             let child = try await api.call(
-                .post, "/api/v1/me/family-members", as: ada, json: #"{"name":"Tommy","avatarUrl":"https://x.test/t.png"}"#
+                .post, "/api/v1/me/family-members", as: ada,
+                json: #"{"name":"Tommy","avatarUrl":"https://x.test/t.png"}"#
             ).data(FamilyMember.self)
             let plain = try await api.call(
                 .patch, "/api/v1/me/family-members/\(child.id)", as: ada, json: #"{"clear":["avatarUrl"]}"#)
@@ -87,7 +88,8 @@ import Testing
                 json: #"{"title":"Training","clear":["endsAt","capacity","locationName"]}"#)
             #expect(changed.status == .ok, "\(String(decoding: changed.body, as: UTF8.self))")
             let after = try changed.data(CalendarEvent.self)
-            #expect(after.title == "Training" && after.endsAt == nil && after.capacity == nil && after.locationName == nil)
+            #expect(
+                after.title == "Training" && after.endsAt == nil && after.capacity == nil && after.locationName == nil)
             // A field that cannot be cleared is refused as its null is.
             let title = try await api.call(
                 .patch, "\(community)/events/\(event.id)", as: ada, json: #"{"clear":["title"]}"#)
