@@ -198,22 +198,24 @@ struct RSVPStore: Sendable {
         var placed: [Placed] = []
         let rows = try await connection.query(
             """
-            SELECT r.id, r.user_id, coalesce(u.display_name, 'Former member'), r.family_member_id,
-                   app_dependant_name(r.family_member_id), r.status::text, r.plus_ones, r.note, r.responded_at,
-                   r.waitlisted
+            SELECT r.id, r.user_id, coalesce(u.display_name, 'Former member') AS display_name,
+                   r.family_member_id, app_dependant_name(r.family_member_id) AS family_member_name,
+                   r.status::text AS status, r.plus_ones, r.note, r.responded_at, r.waitlisted
             FROM rsvps r
             LEFT JOIN users u ON u.id = r.user_id
             WHERE r.event_id = \(key.eventId) AND r.recurrence_id IS NOT DISTINCT FROM \(key.recurrenceId)
             ORDER BY r.queued_at, r.id
             """, logger: logger)
-        for try await row in rows.decode(
-            (UUID, UUID, String, UUID?, String?, String, Int, String?, Date, Bool).self)
-        {
+        for try await row in rows {
+            var cells = RowReader(row)
             placed.append(
                 Placed(
-                    id: row.0, userId: row.1, displayName: row.2, familyMemberId: row.3, familyMemberName: row.4,
-                    status: RSVPStatus(rawValue: row.5) ?? .no, plusOnes: row.6, note: row.7, respondedAt: row.8,
-                    waitlisted: row.9))
+                    id: try cells.next("id"), userId: try cells.next("user_id"),
+                    displayName: try cells.next("display_name"), familyMemberId: try cells.next("family_member_id"),
+                    familyMemberName: try cells.next("family_member_name"),
+                    status: RSVPStatus(rawValue: try cells.next("status")) ?? .no, plusOnes: try cells.next("plus_ones"),
+                    note: try cells.next("note"), respondedAt: try cells.next("responded_at"),
+                    waitlisted: try cells.next("waitlisted")))
         }
         return placed
     }

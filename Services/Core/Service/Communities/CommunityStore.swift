@@ -58,9 +58,12 @@ package struct CommunityStore: Sendable {
                     VALUES (\(communityId), \(new.name), \(new.description), \(new.iconUrl), \(userId), \(settingsJSON)::jsonb)
                     RETURNING 1
                     """, logger: logger))
-            try await connection.query(
-                "INSERT INTO members (community_id, user_id, role) VALUES (\(communityId), \(userId), 'admin')",
-                logger: logger)
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    INSERT INTO members (community_id, user_id, role) VALUES (\(communityId), \(userId), 'admin')
+                    RETURNING 1
+                    """, logger: logger))
             change.announce(CommunityCreated(communityId: communityId, name: new.name, createdBy: userId))
             guard let record = try await CommunityRecord.load(communityId, on: connection, logger: logger) else {
                 throw APIError.internalError

@@ -180,15 +180,17 @@ struct InviteStore: Sendable {
                     WHERE members.left_at IS NOT NULL
                 RETURNING (SELECT display_name FROM users WHERE id = \(userId))
                 """, logger: logger)
-            var joinedAs: String?
-            for try await name in rows.decode(String.self) { joinedAs = name }
-            guard let displayName = joinedAs else { return Joined(communityId: invite.communityId, isNew: false) }
-            change.touched(1)
-            try await connection.query(
-                """
-                UPDATE invites SET use_count = use_count + 1, uses_remaining = uses_remaining - 1
-                WHERE id = \(invite.id)
-                """, logger: logger)
+            var joined: [String] = []
+            for try await name in rows.decode(String.self) { joined.append(name) }
+            guard let displayName = joined.first else { return Joined(communityId: invite.communityId, isNew: false) }
+            change.touched(joined.count)
+            change.touched(
+                try await connection.changedRows(
+                    """
+                    UPDATE invites SET use_count = use_count + 1, uses_remaining = uses_remaining - 1
+                    WHERE id = \(invite.id)
+                    RETURNING 1
+                    """, logger: logger))
             change.audit(
                 "member.added", target: ("user", userId),
                 metadata: [
