@@ -9,9 +9,13 @@
 #   http:    wrk through nginx on 127.0.0.1:8080 as one member, alternating
 #            GET /api/v1/communities/{id} and GET /api/v1/communities/{id}/members?limit=20
 #            (token verification, rate limiting, membership check and cache in Redis, RLS on);
-#   pgbench: the SQL those two requests run when nothing is cached, as the services' role with
-#            the member's app.current_user_id (RLS on), prepared statements; one pgbench
-#            transaction is the two requests, so its rate counts twice.
+#   pgbench: the SQL those two requests run when nothing is cached, as the services' role
+#            entering as the member (app_enter_as_user, as Database.transaction(userId:) does;
+#            RLS on), prepared statements; one pgbench transaction is the two requests, so its
+#            rate counts twice;
+#   pgbench-bypass: the same SELECTs as the schema owner, which row-level security does not
+#            apply to, with app.current_user_id set alone (no wall work at all). The summary's
+#            "pgbench-bypass / pgbench" is what the second wall costs (goal: at most 1.5).
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -44,41 +48,28 @@ done = function(summary, latency, requests)
         latency:percentile(50) / 1000, latency:percentile(99) / 1000))
 end
 EOF
-# The statements of CommunityAccess.fetch and MemberStore.members, each in its transaction
-# with the caller's user id, as Database.transaction(userId:) runs them.
-cat >"$work/reads.sql" <<'EOF'
-BEGIN;
-SELECT set_config('app.current_user_id', :user_id, true);
-SELECT c.id, c.name, c.description, c.icon_url, c.created_by, c.member_count, c.subscription_status::text,
-       c.settings::text, c.created_at, c.updated_at, c.deleted_at,
-       EXISTS (SELECT 1 FROM members cm WHERE cm.community_id = c.id AND cm.user_id = c.created_by
-               AND cm.left_at IS NULL AND cm.role = 'admin'),
-       m.role::text
-FROM communities c
-LEFT JOIN members m ON m.community_id = c.id AND m.user_id = :user_id::uuid AND m.left_at IS NULL
-WHERE c.id = :community;
-COMMIT;
-BEGIN;
-SELECT set_config('app.current_user_id', :user_id, true);
-SELECT m.user_id, u.display_name, u.avatar_url, m.nickname, m.role::text, m.user_id = c.created_by, m.joined_at, m.id
-FROM members m JOIN users u ON u.id = m.user_id JOIN communities c ON c.id = m.community_id
-WHERE m.community_id = :community AND m.left_at IS NULL
-ORDER BY m.joined_at, m.id
-LIMIT 21;
-COMMIT;
-EOF
+# The reads, and the same reads where nothing resolves the caller's communities: what they
+# cost without the wall.
+cp scripts/bench/core-reads.sql "$work/reads.sql"
+sed "s/SELECT app_enter_as_user(:user_id);/SELECT set_config('app.current_user_id', :user_id, true);/" \
+    "$work/reads.sql" >"$work/reads-bypass.sql"
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
     "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run, $MEMBERS members"
 results="$work/results"
+# pgbench_reads CLIENT ROLE SCRIPT: one pgbench run of SCRIPT as ROLE (its password is its name).
+pgbench_reads() {
+    PGPASSWORD=$2 "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U "$2" -M prepared \
+        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
+        -f "$3" orbitcove 2>/dev/null \
+        | awk -v client="$1" '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
+            END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps * 2, failed }' | tee -a "$results"
+}
 for round in $(seq "$ROUNDS"); do
     wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/requests.lua" http://127.0.0.1:8080 \
         | grep '^client=' | tee -a "$results"
-    PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M prepared \
-        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
-        -f "$work/reads.sql" orbitcove 2>/dev/null \
-        | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
-            END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps * 2, failed }' | tee -a "$results"
+    pgbench_reads pgbench orbitcove_app "$work/reads.sql"
+    pgbench_reads pgbench-bypass orbitcove_owner "$work/reads-bypass.sql"
 done
 
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
