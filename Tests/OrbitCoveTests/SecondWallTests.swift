@@ -312,4 +312,34 @@ import Testing
             #expect(attendance.counts.going == 1 && attendance.responses.first?.userId == ada.id)
         }
     }
+
+    /// A weekly series with one place per instance: Ada has the first instance's place, Ben the
+    /// second's. Ben cannot carry his confirmed yes over to the full first instance in SQL.
+    @Test func anAnswerDoesNotMoveToAnotherInstance() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: ada)
+            try await api.join(ben, club, invitedBy: ada)
+            let series = try await api.createEvent(
+                in: club, by: ada,
+                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=4","capacity":1}"#)
+            let rsvp = "/api/v1/communities/\(club.id)/events/\(series.id)/rsvp"
+            let first = #"{"status":"yes","recurrenceId":"2031-05-06T16:00:00Z"}"#
+            let second = #"{"status":"yes","recurrenceId":"2031-05-13T16:00:00Z"}"#
+            #expect(try await !api.call(.post, rsvp, as: ada, json: first).data(EventRSVP.self).waitlisted)
+            #expect(try await !api.call(.post, rsvp, as: ben, json: second).data(EventRSVP.self).waitlisted)
+            try await withTestDatabase { db in
+                let move: PostgresQuery = """
+                    UPDATE rsvps SET recurrence_id = '2031-05-06T16:00:00Z' WHERE user_id = \(ben.id) RETURNING 1
+                    """
+                let outcome = await Self.run(move, as: ben.id, in: db)
+                let confirmed = try await count(
+                    """
+                    SELECT count(*)::int FROM rsvps WHERE event_id = \(series.id)
+                      AND recurrence_id = '2031-05-06T16:00:00Z' AND status = 'yes' AND NOT waitlisted
+                    """, in: db)
+                #expect(outcome == .refused && confirmed == 1)
+            }
+        }
+    }
 }

@@ -71,10 +71,13 @@ package final class AMQPPublisher: Service, Sendable {
         }
     }
 
-    /// Whether a connection can be opened now (for `/ready`).
+    /// Whether a connection can be opened now (for `/ready`, which must answer even when the
+    /// publisher never started: it waits for the start two seconds at most).
     package func check() async throws {
         let (settings, topology, state) = (self.settings, self.topology, self.state)
-        try await thread.run { _ = try state.connection(settings: settings, topology: topology) }
+        try await thread.run(deadline: .now + .seconds(2)) {
+            _ = try state.connection(settings: settings, topology: topology)
+        }
     }
 
     package func run() async throws {

@@ -5,9 +5,15 @@ import Foundation
 /// "startsAt": "nope"}` would pass validation on a value the client did not mean last.
 ///
 /// One pass over the bytes, remembering the keys of each open object. Keys are compared as
-/// the strings they denote (`"a"` and `"\u0061"` are the same key). Text that is not JSON is
-/// left to the decoder, which explains it better: the scan then reports nothing.
+/// the strings they denote (`"a"` and `"\u0061"` are the same key; only a key with an escape
+/// is decoded, values are skipped). Text that is not JSON, or nested deeper than the decoder
+/// takes, is left to the decoder, which explains it better: the scan then reports nothing.
 package enum JSONDuplicateKeys {
+    /// As deep as `JSONDecoder` reads; past it the decoder refuses the body anyway.
+    static let maxDepth = 512
+    /// A path is named by at most this many characters (the response need not echo a megabyte).
+    static let maxPathLength = 100
+
     /// The path of the first repeated key (`pollData.question`, `items[2].name`), or nil.
     package static func first(in bytes: some Collection<UInt8>) -> String? {
         var scanner = Scanner(Array(bytes))
@@ -31,10 +37,12 @@ package enum JSONDuplicateKeys {
                 let byte = bytes[position]
                 switch byte {
                 case UInt8(ascii: "{"):
+                    guard open.count < JSONDuplicateKeys.maxDepth else { return nil }
                     open.append(.object(keys: [], current: nil))
                     position += 1
                     if let repeated = readKey() { return repeated }
                 case UInt8(ascii: "["):
+                    guard open.count < JSONDuplicateKeys.maxDepth else { return nil }
                     open.append(.array(index: 0))
                     position += 1
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
@@ -51,7 +59,7 @@ package enum JSONDuplicateKeys {
                         return nil
                     }
                 case UInt8(ascii: "\""):
-                    guard skipString() != nil else { return nil }
+                    guard skipString(decoding: false) != nil else { return nil }
                 default:
                     position += 1
                 }
@@ -63,7 +71,7 @@ package enum JSONDuplicateKeys {
         mutating func readKey() -> String? {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\""),
-                case .object(var keys, _)? = open.last, let key = skipString()
+                case .object(var keys, _)? = open.last, let key = skipString(decoding: true)
             else { return nil }
             guard keys.insert(key).inserted else {
                 open[open.count - 1] = .object(keys: keys, current: key)
@@ -77,8 +85,9 @@ package enum JSONDuplicateKeys {
             while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
         }
 
-        /// Moves past the string starting at `position` and returns what it denotes.
-        mutating func skipString() -> String? {
+        /// Moves past the string starting at `position`; returns what it denotes when
+        /// `decoding` (a key), an empty string otherwise, and nil for a string never closed.
+        mutating func skipString(decoding: Bool) -> String? {
             let start = position
             position += 1
             var escaped = false
@@ -89,12 +98,58 @@ package enum JSONDuplicateKeys {
                     escaped = true
                     position += 1
                 } else if byte == UInt8(ascii: "\"") {
+                    guard decoding else { return "" }
                     let literal = bytes[start..<position]
-                    guard escaped else { return String(decoding: literal.dropFirst().dropLast(), as: UTF8.self) }
-                    return try? JSONDecoder().decode(String.self, from: Data(literal))
+                    let inner = literal.dropFirst().dropLast()
+                    return escaped ? Self.unescape(inner) : String(decoding: inner, as: UTF8.self)
                 }
             }
             return nil
+        }
+
+        /// The text a string's escapes denote (RFC 8259 §7), or nil for an escape that is none.
+        static func unescape(_ bytes: ArraySlice<UInt8>) -> String? {
+            var scalars = String.UnicodeScalarView()
+            var plain: [UInt8] = []
+            var index = bytes.startIndex
+            func flush() {
+                scalars.append(contentsOf: String(decoding: plain, as: UTF8.self).unicodeScalars)
+                plain.removeAll(keepingCapacity: true)
+            }
+            func hex(at start: Int) -> UInt32? {
+                guard start + 4 <= bytes.endIndex else { return nil }
+                return UInt32(String(decoding: bytes[start..<start + 4], as: UTF8.self), radix: 16)
+            }
+            while index < bytes.endIndex {
+                let byte = bytes[index]
+                guard byte == UInt8(ascii: "\\"), index + 1 < bytes.endIndex else {
+                    plain.append(byte)
+                    index += 1
+                    continue
+                }
+                let simple: [UInt8: UInt8] = [
+                    UInt8(ascii: "\""): 0x22, UInt8(ascii: "\\"): 0x5C, UInt8(ascii: "/"): 0x2F,
+                    UInt8(ascii: "b"): 0x08, UInt8(ascii: "f"): 0x0C, UInt8(ascii: "n"): 0x0A,
+                    UInt8(ascii: "r"): 0x0D, UInt8(ascii: "t"): 0x09,
+                ]
+                if let replacement = simple[bytes[index + 1]] {
+                    plain.append(replacement)
+                    index += 2
+                    continue
+                }
+                guard bytes[index + 1] == UInt8(ascii: "u"), var code = hex(at: index + 2) else { return nil }
+                index += 6
+                if (0xD800...0xDBFF).contains(code), index + 1 < bytes.endIndex, bytes[index] == UInt8(ascii: "\\"),
+                    bytes[index + 1] == UInt8(ascii: "u"), let low = hex(at: index + 2), (0xDC00...0xDFFF).contains(low)
+                {
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    index += 6
+                }
+                flush()
+                scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+            }
+            flush()
+            return String(scalars)
         }
 
         func path() -> String {
@@ -106,7 +161,7 @@ package enum JSONDuplicateKeys {
                 case .array(let index): path += "[\(index)]"
                 }
             }
-            return path
+            return String(path.prefix(JSONDuplicateKeys.maxPathLength))
         }
     }
 }

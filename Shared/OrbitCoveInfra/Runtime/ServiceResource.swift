@@ -13,6 +13,8 @@ import Synchronization
 package final class ServiceResource<Resource: Sendable>: Sendable {
     private enum Phase {
         case notStarted
+        /// `serve` has claimed the start and is making the resource: callers wait.
+        case starting
         case running(Resource)
         case stopped
     }
@@ -25,7 +27,7 @@ package final class ServiceResource<Resource: Sendable>: Sendable {
         /// What a caller gets at once: the resource, or the refusal of a stopped service.
         func ready(_ name: String) -> Result<Resource, any Error>? {
             switch phase {
-            case .notStarted: nil
+            case .notStarted, .starting: nil
             case .running(let resource): .success(resource)
             case .stopped: .failure(ServiceNotRunning(name, stopped: true))
             }
@@ -79,9 +81,12 @@ package final class ServiceResource<Resource: Sendable>: Sendable {
         make: () throws -> Resource, close: (Resource) async throws -> Void,
         while body: (Resource) async throws -> Void
     ) async throws {
-        guard state.withLock({ if case .notStarted = $0.phase { true } else { false } }) else {
-            throw ServiceNotRunning(name, stopped: true)
+        let claimed = state.withLock { state in
+            guard case .notStarted = state.phase else { return false }
+            state.phase = .starting
+            return true
         }
+        guard claimed else { throw ServiceNotRunning(name, stopped: true) }
         let resource: Resource
         do {
             resource = try make()
@@ -135,9 +140,12 @@ extension ServiceResource where Resource == NIOThreadPool {
     }
 
     /// Runs `work` on one of the threads and waits for it (for the threads' start too, if they
-    /// have not started yet); throws ``ServiceNotRunning`` once they have stopped.
-    package func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        let pool = try await running()
+    /// have not started yet, until `deadline` if given); throws ``ServiceNotRunning`` once they
+    /// have stopped.
+    package func run<Result: Sendable>(
+        deadline: ContinuousClock.Instant? = nil, _ work: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
+        let pool = try await running(deadline: deadline)
         do {
             return try await pool.runIfActive(work)
         } catch is CancellationError where !Task.isCancelled {

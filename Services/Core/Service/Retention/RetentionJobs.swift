@@ -84,11 +84,14 @@ struct RetentionJobs: Service {
             for try await name in due.decode(String.self) { displayName = name }
             guard let displayName else { return false }
 
+            // In one order, so two replicas deleting two accounts of the same communities take
+            // the communities' locks alike and never wait for each other.
             var memberships: [Membership] = []
             for try await row in try await connection.query(
                 """
                 SELECT m.community_id, c.name, m.role::text FROM members m JOIN communities c ON c.id = m.community_id
                 WHERE m.user_id = \(userId) AND m.left_at IS NULL
+                ORDER BY m.community_id
                 """, logger: logger
             ) {
                 let columns = row.makeRandomAccess()
@@ -234,8 +237,12 @@ struct RetentionJobs: Service {
                 DELETE FROM change_log
                 WHERE community_id = ANY(\(purged)) OR changed_at < NOW() - \(Retention.changeLog)::interval
                 """, logger: logger)
+            // A batch a round: the first run over years of entries does not hold the lock long.
             try await connection.query(
-                "DELETE FROM audit_log WHERE created_at < NOW() - \(Retention.auditLog)::interval", logger: logger)
+                """
+                DELETE FROM audit_log WHERE id IN (
+                    SELECT id FROM audit_log WHERE created_at < NOW() - \(Retention.auditLog)::interval LIMIT 10000)
+                """, logger: logger)
             try await connection.query(
                 "DELETE FROM idempotency_keys WHERE created_at < NOW() - \(Retention.idempotencyKeys)::interval",
                 logger: logger)
