@@ -124,7 +124,9 @@ import Testing
                         && keys.allSatisfy { $0["use"] as? String == "sig" && $0["alg"] as? String == "ES256" })
             }
             let body = ByteBuffer(string: #"{"email":"\#(email.uppercased())","displayName":"  Dev  "}"#)
-            try await client.execute(uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body) { response in
+            try await client.execute(
+                uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body
+            ) { response in
                 #expect(response.status == .ok)
                 let json = try #require(
                     try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
@@ -145,7 +147,9 @@ import Testing
     @Test func invalidInputIsRefusedFieldByField() async throws {
         try await app(devLogin: true).test(.router) { client in
             let body = ByteBuffer(string: #"{"email":"nobody","displayName":""}"#)
-            try await client.execute(uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body) { response in
+            try await client.execute(
+                uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body
+            ) { response in
                 #expect(response.status == .badRequest)
                 let envelope = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
                 #expect(
@@ -159,7 +163,9 @@ import Testing
     @Test func theRouteDoesNotExistUnlessEnabled() async throws {
         try await app(devLogin: false).test(.router) { client in
             let body = ByteBuffer(string: #"{"email":"a@b.co","displayName":"A"}"#)
-            try await client.execute(uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body) { response in
+            try await client.execute(
+                uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body
+            ) { response in
                 #expect(response.status == .notFound)
             }
         }
@@ -170,7 +176,9 @@ import Testing
     @Test func anEmailWithSpacesAroundIsRefused() async throws {
         try await app(devLogin: true).test(.router) { client in
             let body = ByteBuffer(string: #"{"email":" ada@example.com","displayName":"Ada"}"#)
-            try await client.execute(uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body) { response in
+            try await client.execute(
+                uri: "/api/v1/auth/dev", method: .post, headers: [.contentType: "application/json"], body: body
+            ) { response in
                 #expect(response.status == .badRequest)
             }
         }

@@ -359,7 +359,8 @@ private func logout(
     _ client: some TestClientProtocol, _ token: String, all: Bool = false, ip: String
 ) async throws -> HTTPResponse.Status {
     try await client.execute(
-        uri: "/api/v1/auth/logout\(all ? "?all=true" : "")", method: .delete, headers: [.realIP: ip, .contentType: "application/json"],
+        uri: "/api/v1/auth/logout\(all ? "?all=true" : "")", method: .delete,
+        headers: [.realIP: ip, .contentType: "application/json"],
         body: ByteBuffer(string: #"{"refreshToken":"\#(token)"}"#)
     ) { $0.status }
 }

@@ -57,20 +57,28 @@ import Testing
 
     @Test func badBodiesNameTheField() async throws {
         try await app().test(.router) { client in
-            try await client.execute(uri: "/echo", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"name":"x"}"#)) {
+            try await client.execute(
+                uri: "/echo", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"name":"x"}"#)
+            ) {
                 response in
                 #expect(response.status == .badRequest)
                 let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
                 #expect(body.error.code == "VALIDATION_FAILED")
                 #expect(body.error.details["fields"] == ["count": "is required"])
             }
-            try await client.execute(uri: "/echo", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{nope")) { response in
+            try await client.execute(
+                uri: "/echo", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: "{nope")
+            ) { response in
                 #expect(response.status == .badRequest)
                 let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
                 #expect(body.error.details["fields"] == ["body": "is not valid JSON"])
             }
-            try await client.execute(uri: "/echo", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: #"{"name":"x","count":2}"#))
-            {
+            try await client.execute(
+                uri: "/echo", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"name":"x","count":2}"#)
+            ) {
                 response in
                 #expect(response.status == .ok)
             }

@@ -272,8 +272,10 @@ import Testing
             let event = try await api.createEvent(
                 in: club, by: ada, #"{"title":"Match","startsAt":"2031-05-01T15:00:00Z","capacity":1}"#)
             let rsvp = "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp"
-            #expect(try await !api.call(.post, rsvp, as: ada, json: #"{"status":"yes"}"#).data(EventRSVP.self).waitlisted)
-            #expect(try await api.call(.post, rsvp, as: ben, json: #"{"status":"yes"}"#).data(EventRSVP.self).waitlisted)
+            #expect(
+                try await !api.call(.post, rsvp, as: ada, json: #"{"status":"yes"}"#).data(EventRSVP.self).waitlisted)
+            #expect(
+                try await api.call(.post, rsvp, as: ben, json: #"{"status":"yes"}"#).data(EventRSVP.self).waitlisted)
             try await withTestDatabase { db in
                 let jump: PostgresQuery = "UPDATE rsvps SET waitlisted = false WHERE user_id = \(ben.id) RETURNING 1"
                 #expect(await Self.run(jump, as: ben.id, in: db) == .refused)
@@ -285,7 +287,9 @@ import Testing
                     INSERT INTO rsvps (event_id, user_id, status, waitlisted) VALUES (\(event.id), \(ben.id), 'yes', true)
                     RETURNING 1
                     """
-                #expect(await Self.run("DELETE FROM rsvps WHERE user_id = \(ben.id) RETURNING 1", as: ben.id, in: db) == .rows(1))
+                #expect(
+                    await Self.run("DELETE FROM rsvps WHERE user_id = \(ben.id) RETURNING 1", as: ben.id, in: db)
+                        == .rows(1))
                 #expect(await Self.run(placed, as: ben.id, in: db) == .refused)
                 let again: PostgresQuery = """
                     INSERT INTO rsvps (event_id, user_id, status, queued_at) VALUES (\(event.id), \(ben.id), 'yes', NOW())
@@ -322,7 +326,8 @@ import Testing
             try await api.join(ben, club, invitedBy: ada)
             let series = try await api.createEvent(
                 in: club, by: ada,
-                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=4","capacity":1}"#)
+                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=4","capacity":1}"#
+            )
             let rsvp = "/api/v1/communities/\(club.id)/events/\(series.id)/rsvp"
             let first = #"{"status":"yes","recurrenceId":"2031-05-06T16:00:00Z"}"#
             let second = #"{"status":"yes","recurrenceId":"2031-05-13T16:00:00Z"}"#

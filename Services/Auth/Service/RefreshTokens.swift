@@ -77,7 +77,9 @@ package struct RefreshTokens: Sendable {
             var cells = RowReader(row)
             (id, userId, familyId) = (try cells.next("id"), try cells.next("user_id"), try cells.next("family_id"))
             deviceName = try cells.next("device_name")
-            (expired, revoked, rotated) = (try cells.next("expired"), try cells.next("revoked"), try cells.next("rotated"))
+            (expired, revoked, rotated) = (
+                try cells.next("expired"), try cells.next("revoked"), try cells.next("rotated")
+            )
             withinGrace = try cells.next("within_grace")
         }
     }

@@ -186,7 +186,8 @@ package final class OutboxRelay: Service, Sendable {
                     (
                         seq,
                         Row(
-                            id: try cells.next("id"), queue: try cells.next("queue"), type: try cells.next("message_type"),
+                            id: try cells.next("id"), queue: try cells.next("queue"),
+                            type: try cells.next("message_type"),
                             body: try cells.next("body"), traceparent: try cells.next("traceparent"))
                     ))
             }

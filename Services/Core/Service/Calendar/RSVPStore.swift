@@ -213,7 +213,8 @@ struct RSVPStore: Sendable {
                     id: try cells.next("id"), userId: try cells.next("user_id"),
                     displayName: try cells.next("display_name"), familyMemberId: try cells.next("family_member_id"),
                     familyMemberName: try cells.next("family_member_name"),
-                    status: RSVPStatus(rawValue: try cells.next("status")) ?? .no, plusOnes: try cells.next("plus_ones"),
+                    status: RSVPStatus(rawValue: try cells.next("status")) ?? .no,
+                    plusOnes: try cells.next("plus_ones"),
                     note: try cells.next("note"), respondedAt: try cells.next("responded_at"),
                     waitlisted: try cells.next("waitlisted")))
         }
