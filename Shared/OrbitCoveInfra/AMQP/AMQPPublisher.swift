@@ -71,11 +71,12 @@ package final class AMQPPublisher: Service, Sendable {
         }
     }
 
-    /// Whether a connection can be opened now (for `/ready`, which must answer even when the
-    /// publisher never started: it waits for the start two seconds at most).
+    /// Whether a connection can be opened now (for `/ready`). A publisher still starting is
+    /// waited for (a loaded machine may take seconds to start a thread), but not forever: one
+    /// that is never run answers after 30 seconds instead of holding the probe.
     package func check() async throws {
         let (settings, topology, state) = (self.settings, self.topology, self.state)
-        try await thread.run(deadline: .now + .seconds(2)) {
+        try await thread.run(deadline: .now + .seconds(30)) {
             _ = try state.connection(settings: settings, topology: topology)
         }
     }
