@@ -31,8 +31,9 @@ package struct RedisScript: Sendable {
 /// rate limit that lets the request through.
 ///
 /// The threads start when the service group runs the client and stop when it shuts down. A
-/// command sent before the start waits for it within its `timeout`; one sent after the stop
-/// fails at once.
+/// command sent before the start waits for it (at most `startWait`: a loaded machine may take
+/// seconds to start threads, and a command's few milliseconds are for Redis, not for that), then
+/// has its `timeout`; one sent after the stop fails at once.
 package final class RedisClient: Service, Sendable {
     private let settings: RedisSettings
     private let threads = ServiceResource<NIOThreadPool>("redis client")
@@ -91,23 +92,25 @@ package final class RedisClient: Service, Sendable {
         }
     }
 
-    /// Runs one command on a pool thread, waiting at most `timeout` for it (and for the
-    /// threads to start, if they have not yet).
+    /// How long a command sent before the client runs waits for its threads to start.
+    static let startWait = Duration.seconds(30)
+
+    /// Runs one command on a pool thread, waiting at most `timeout` for it (after waiting for
+    /// the threads to start, if they have not yet).
     private func bounded(_ arguments: [String]) async throws -> RedisReply {
         guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
             inFlight.subtract(1, ordering: .relaxed)
             throw RedisError.overloaded
         }
-        let deadline = ContinuousClock.now + timeout
         let pool: NIOThreadPool
         do {
-            pool = try await threads.running(deadline: deadline)
+            pool = try await threads.running(deadline: .now + Self.startWait)
         } catch {
             inFlight.subtract(1, ordering: .relaxed)
             throw error is ServiceNotRunning ? RedisError(message: "\(error)") : error
         }
         let outcome = Outcome()
-        let remaining = ContinuousClock.now.duration(to: deadline)
+        let remaining = timeout
         return try await withCheckedThrowingContinuation { continuation in
             let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(remaining)) {
                 if outcome.settle() { continuation.resume(throwing: RedisError(message: "timed out")) }
