@@ -33,6 +33,11 @@ import Testing
             let reader = FieldReader(body, allowed: ["avatarUrl"], readsClearList: true)
             #expect(reader.problems.keys.sorted() == ["clear"], "\(body)")
         }
+        // A long name is not echoed back whole.
+        let long = FieldReader(
+            ["clear": .array([.string(String(repeating: "😀", count: 5_000))])], allowed: ["avatarUrl"],
+            readsClearList: true)
+        #expect((long.problems["clear"]?.count ?? .max) < 200)
         // Where the body is not a PATCH's, or null cannot clear, `clear` is no field.
         let post = FieldReader(["clear": .array([.string("avatarUrl")])], allowed: ["avatarUrl"])
         #expect(post.problems["clear"] == "is not a field of this request" && post.fields["avatarUrl"] == nil)

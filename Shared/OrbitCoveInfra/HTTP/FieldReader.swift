@@ -65,8 +65,9 @@ package struct FieldReader {
         var names: [String] = []
         for item in items {
             guard case .string(let name) = item else { return "must be a list of field names" }
-            guard allowed.contains(name) else { return "names \(name), which is not a field of this request" }
-            if let value = fields[name], value != .null { return "names \(name), which the body also sets" }
+            let shown = name.prefix(100)
+            guard allowed.contains(name) else { return "names \(shown), which is not a field of this request" }
+            if let value = fields[name], value != .null { return "names \(shown), which the body also sets" }
             names.append(name)
         }
         for name in names { fields[name] = .null }

@@ -321,6 +321,10 @@ import Testing
                 #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
                 #expect(reply.fieldErrors[field] != nil, "\(body) should name \(field): \(reply.fieldErrors)")
             }
+            // Hundreds of unknown ids are named by the first few, not all echoed back.
+            let many = (0..<300).map { _ in "\"\(UUID())\"" }.joined(separator: ",")
+            let manyReply = try await api.call(.patch, preferences, as: coach, json: #"{"mutedEvents":[\#(many)]}"#)
+            #expect((manyReply.fieldErrors["mutedEvents"]?.count ?? .max) < 200)
             // Nothing of a refused change was stored.
             let stored = try await api.call(.get, preferences, as: coach).data(NotificationPreferences.self)
             #expect(stored.mutedEvents.isEmpty && stored.quietHours == nil && stored.push)

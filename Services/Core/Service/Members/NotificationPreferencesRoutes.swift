@@ -76,8 +76,9 @@ struct NotificationPreferencesRoutes {
                 if unknown.isEmpty {
                     patch.mutedEvents = muted
                 } else {
+                    let named = unknown.prefix(3).map(\.lowercasedString).joined(separator: ", ")
                     reader.problems["mutedEvents"] =
-                        "names no event of this community: \(unknown.map(\.lowercasedString).joined(separator: ", "))"
+                        "names no event of this community: \(named)\(unknown.count > 3 ? " and \(unknown.count - 3) more" : "")"
                 }
             } else {
                 reader.problems["mutedEvents"] = "must be a list of event ids"
