@@ -48,6 +48,21 @@ import Testing
         }
     }
 
+    /// Concurrent requests, pipelined on the same connections, spend the budget exactly: none
+    /// is lost to a failed command (which would let it through) or counted twice.
+    @Test func concurrentRequestsSpendTheBudgetExactly() async throws {
+        let limit = RateLimit(name: "test-\(UUID().uuidString.prefix(8))", limit: 50, period: .seconds(600))
+        try await withLimiter { limiter in
+            let decisions = await withTaskGroup(of: RateLimiter.Decision.self) { group in
+                for _ in 0..<200 { group.addTask { await limiter.check(limit, client: "crowd") } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let allowed = decisions.filter(\.allowed)
+            #expect(allowed.count == 50)
+            #expect(allowed.map(\.remaining).sorted() == Array(0..<50))
+        }
+    }
+
     @Test func withoutRedisRequestsGoThrough() async throws {
         let nowhere = try #require(URL(string: "redis://127.0.0.1:\(try freePort())/0"))
         let limit = RateLimit(name: "test-down", limit: 1, period: .seconds(60))

@@ -18,53 +18,60 @@ package struct RedisScript: Sendable {
     }
 }
 
-/// Async Redis commands over a few blocking hiredis connections, each used by one of the
-/// client's own threads at a time. A broken connection is discarded and replaced on next use.
+/// Async Redis commands, pipelined over a few connections on the shared NIO event loops
+/// (``RedisPipelines``): many commands in flight on each connection, and no thread of the
+/// client's own, so a command costs its caller no thread hop but the event loop's.
 ///
 /// Redis sits in front of every request (rate limits, the cache), and it must never take the
-/// API down with it, whether it refuses connections or hangs. So every command is bounded
-/// three ways: a caller waits at most `timeout` for its reply (a few milliseconds), at most
-/// `maxInFlight` commands are queued or running (beyond that a command fails at once instead
-/// of queueing behind a hung server), and a circuit breaker stops calling Redis for a while
-/// after a few failures in a row. A thread blocked on a hung server is freed by the socket
-/// timeout, and its connection discarded. Callers treat every failure as a cache miss or a
-/// rate limit that lets the request through.
+/// API down with it, whether it refuses connections or hangs. So every command is bounded three
+/// ways: a caller waits at most `timeout` for its reply (a few milliseconds, opening the
+/// connection included), at most 512 commands per connection are outstanding (`inFlight`:
+/// beyond that a command fails at once instead of piling up behind a hung server), and a
+/// circuit breaker stops calling Redis for a while after a few failures in a row. A connection
+/// whose oldest command has had no reply for `socketTimeout` is closed, failing what waits on
+/// it, and replaced on next use. A caller that gave up keeps its place on its connection (its
+/// late reply is read and dropped), so the replies after it still reach their own callers.
+/// Callers treat every failure as a cache miss or a rate limit that lets the request through.
 ///
-/// The threads start when the service group runs the client and stop when it shuts down. A
-/// command sent before the start waits for it (at most `startWait`: a loaded machine may take
-/// seconds to start threads, and a command's few milliseconds are for Redis, not for that), then
-/// has its `timeout`; one sent after the stop fails at once.
+/// Connections open when the service group runs the client (on first use) and close when it
+/// shuts down. A command sent before the start waits for it (at most `startWait`: a loaded
+/// machine may take seconds to start a service group, and a command's few milliseconds are for
+/// Redis, not for that), then has its `timeout`; one sent after the stop fails at once.
 package final class RedisClient: Service, Sendable {
     private let settings: RedisSettings
-    private let threads = ServiceResource<NIOThreadPool>("redis client")
+    private let pipelines = ServiceResource<RedisPipelines>("redis client")
     private let connections: Int
-    private let idle = Mutex<[ConnectionBox]>([])
     private let logger: Logger
     private let timeout: Duration
     private let socketTimeout: Duration
-    private let maxInFlight: Int
-    private let inFlight = Atomic<Int>(0)
+    /// Commands outstanding, from their call until their reply is read or their connection
+    /// closed (a caller that timed out still counts while Redis owes its reply).
+    private let inFlight: CommandBudget
     package let breaker: CircuitBreaker
     private let failures: Counter
 
+    /// - Parameter connections: sockets to Redis, each with many commands in flight; Redis runs
+    ///   one command at a time, so more sockets mostly split the batches.
     package init(
-        settings: RedisSettings, connections: Int = 4, timeout: Duration = .milliseconds(15),
+        settings: RedisSettings, connections: Int = 2, timeout: Duration = .milliseconds(15),
         socketTimeout: Duration = .milliseconds(250), logger: Logger
     ) {
         self.settings = settings
         self.logger = logger
         self.timeout = timeout
-        // A blocked thread is freed by the socket timeout; it must not cut replies that the
-        // caller is still waiting for.
+        // A connection is closed by the socket timeout; it must not cut replies that a caller
+        // is still waiting for.
         self.socketTimeout = max(socketTimeout, timeout * 2)
-        self.maxInFlight = connections * 8
+        // A pipelined command waiting is a few bytes, not a thread; the bound only caps what a
+        // hung server collects before the socket timeout closes its connection.
+        self.inFlight = CommandBudget(limit: max(1, connections) * 512)
         self.breaker = CircuitBreaker(name: "redis")
         self.failures = Counter(label: "orbitcove_redis_failures_total")
         self.connections = connections
     }
 
     package convenience init(
-        url: URL, connections: Int = 4, timeout: Duration = .milliseconds(15), logger: Logger
+        url: URL, connections: Int = 2, timeout: Duration = .milliseconds(15), logger: Logger
     )
         throws
     {
@@ -92,51 +99,22 @@ package final class RedisClient: Service, Sendable {
         }
     }
 
-    /// How long a command sent before the client runs waits for its threads to start.
+    /// How long a command sent before the client runs waits for it to start.
     static let startWait = Duration.seconds(30)
 
-    /// Runs one command on a pool thread, waiting at most `timeout` for it (after waiting for
-    /// the threads to start, if they have not yet).
+    /// Sends one command and waits at most `timeout` for its reply (after waiting for the
+    /// client to start, if it has not yet). An error reply is thrown, except `NOSCRIPT`, which
+    /// ``evaluate(_:keys:arguments:)`` answers.
     private func bounded(_ arguments: [String]) async throws -> RedisReply {
-        guard inFlight.add(1, ordering: .relaxed).newValue <= maxInFlight else {
-            inFlight.subtract(1, ordering: .relaxed)
-            throw RedisError.overloaded
-        }
-        let pool: NIOThreadPool
+        guard inFlight.take() else { throw RedisError.overloaded }
+        let pipelines: RedisPipelines
         do {
-            pool = try await threads.running(deadline: .now + Self.startWait)
+            pipelines = try await self.pipelines.running(deadline: .now + Self.startWait)
         } catch {
-            inFlight.subtract(1, ordering: .relaxed)
+            inFlight.release()
             throw error is ServiceNotRunning ? RedisError(message: "\(error)") : error
         }
-        let outcome = Outcome()
-        let remaining = timeout
-        return try await withCheckedThrowingContinuation { continuation in
-            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(remaining)) {
-                if outcome.settle() { continuation.resume(throwing: RedisError(message: "timed out")) }
-            }
-            pool.submit { state in
-                defer { self.inFlight.subtract(1, ordering: .relaxed) }
-                let result: Result<RedisReply, any Error>
-                if outcome.isSettled {
-                    return  // Its caller stopped waiting while it queued: do not send it.
-                } else if case .active = state {
-                    result = Result { try self.runBlocking(arguments) }
-                } else {
-                    result = .failure(RedisError(message: "\(ServiceNotRunning(self.threads.name, stopped: true))"))
-                }
-                timer.cancel()
-                if outcome.settle() { continuation.resume(with: result) }
-            }
-        }
-    }
-
-    private func runBlocking(_ arguments: [String]) throws -> RedisReply {
-        let box =
-            try idle.withLock { $0.popLast() }
-            ?? ConnectionBox(RedisConnection(settings: settings, timeout: socketTimeout))
-        let reply = try box.connection.command(arguments)
-        if !box.connection.isBroken { idle.withLock { $0.append(box) } }
+        let reply = try await pipelines.send(arguments, deadline: .now() + TimeAmount(timeout)).get()
         if case .error(let message) = reply, !message.hasPrefix("NOSCRIPT") {
             throw RedisError(message: message, isReply: true)
         }
@@ -199,25 +177,18 @@ package final class RedisClient: Service, Sendable {
     }
 
     package func run() async throws {
-        try await threads.serveThreads(connections) { try? await gracefulShutdown() }
-        // The threads are joined: no connection is in use any more.
-        idle.withLock { $0.removeAll() }
+        let configuration = RedisPipelines.Configuration(
+            settings: settings, socketTimeout: TimeAmount(socketTimeout), budget: inFlight,
+            stopped: RedisError(message: "\(ServiceNotRunning(pipelines.name, stopped: true))"), logger: logger)
+        try await pipelines.serve(
+            make: {
+                RedisPipelines(
+                    connections: connections, configuration: configuration, group: MultiThreadedEventLoopGroup.singleton
+                )
+            },
+            close: { await $0.close() },
+            while: { _ in try? await gracefulShutdown() })
     }
-}
-
-/// `@unchecked Sendable`: a connection is only ever used by the thread that took it out of
-/// the idle list, and returned only after that use, so no two threads touch it at once.
-private final class ConnectionBox: @unchecked Sendable {
-    let connection: RedisConnection
-    init(_ connection: RedisConnection) { self.connection = connection }
-}
-
-/// Who answers a command's caller first: its reply or its deadline.
-private final class Outcome: Sendable {
-    private let settled = Atomic<Bool>(false)
-    /// True for the first caller only.
-    func settle() -> Bool { !settled.exchange(true, ordering: .acquiringAndReleasing) }
-    var isSettled: Bool { settled.load(ordering: .acquiring) }
 }
 
 /// Tells a blocking loop on another thread to end.

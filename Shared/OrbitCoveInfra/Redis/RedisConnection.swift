@@ -1,5 +1,6 @@
 import CHiredis
 import Foundation
+import NIOCore
 
 /// A reply from Redis, copied out of hiredis' memory.
 package enum RedisReply: Sendable, Equatable {
@@ -83,7 +84,65 @@ package struct RedisSettings: Sendable {
     }
 }
 
-/// One blocking hiredis context. Not thread-safe: used by one thread at a time.
+/// hiredis' incremental reply parser, for a connection that reads with NIO: bytes go in as they
+/// arrive, whole replies come out in order. Confined to its channel's event loop.
+final class RedisReplyReader {
+    private let reader: UnsafeMutablePointer<redisReader>
+
+    init() throws {
+        guard let reader = redisReaderCreate() else { throw RedisError(message: "cannot allocate a reply reader") }
+        self.reader = reader
+    }
+
+    deinit { redisReaderFree(reader) }
+
+    func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let start = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard redisReaderFeed(reader, start.assumingMemoryBound(to: CChar.self), bytes.count) == REDIS_OK else {
+            throw RedisError(message: "reply reader: \(errorText)")
+        }
+    }
+
+    /// The next whole reply fed so far, if there is one.
+    func next() throws -> RedisReply? {
+        var raw: UnsafeMutableRawPointer?
+        guard redisReaderGetReply(reader, &raw) == REDIS_OK else {
+            throw RedisError(message: "protocol error: \(errorText)")
+        }
+        guard let raw else { return nil }
+        defer { freeReplyObject(raw) }
+        return RedisReply(raw.assumingMemoryBound(to: redisReply.self))
+    }
+
+    private var errorText: String {
+        withUnsafeBytes(of: reader.pointee.errstr) { buffer in
+            String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+}
+
+extension ByteBuffer {
+    /// Writes a command as RESP, an array of bulk strings (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`).
+    ///
+    /// Written here rather than with hiredis' `redisFormatCommandArgv`, which would need every
+    /// argument copied into C memory and its result copied again into a buffer and freed: this
+    /// writes straight into the buffer the channel sends. `RedisTests` compares the two.
+    package mutating func writeRedisCommand(_ arguments: [String]) {
+        writeInteger(UInt8(ascii: "*"))
+        writeString(String(arguments.count))
+        writeStaticString("\r\n")
+        for argument in arguments {
+            writeInteger(UInt8(ascii: "$"))
+            writeString(String(argument.utf8.count))
+            writeStaticString("\r\n")
+            writeString(argument)
+            writeStaticString("\r\n")
+        }
+    }
+}
+
+/// One blocking hiredis context, for a subscription's own thread (commands go through
+/// ``RedisPipelines``). Not thread-safe: used by one thread at a time.
 final class RedisConnection {
     private let context: UnsafeMutablePointer<redisContext>
 
@@ -104,7 +163,6 @@ final class RedisConnection {
 
     deinit { redisFree(context) }
 
-    var isBroken: Bool { context.pointee.err != 0 }
     var fileDescriptor: Int32 { context.pointee.fd }
 
     /// Sends one command (binary-safe arguments, no variadic formatting) and reads its reply.
