@@ -12,7 +12,8 @@
 #            (token verification, rate limiting, membership from Redis, RLS on, series expanded
 #            in Berlin time, every instance with the caller's answers and its counts);
 #   pgbench: the two statements that read runs (the events; each instance's counts with the
-#            member's own answers), in one transaction with their app.current_user_id, planned
+#            member's own answers), in one transaction entered as the member (app_enter_as_user,
+#            as Database.transaction(userId:) does), planned
 #            on every run as the service's PostgresNIO runs them (pgbench -M extended; with
 #            -M prepared PostgreSQL soon switches the answers' join to a generic plan that is
 #            six times slower, which the service never uses);
@@ -70,7 +71,7 @@ SQL
 )
 cat >"$work/window.sql" <<SQL
 BEGIN;
-SELECT set_config('app.current_user_id', :user_id, true);
+SELECT app_enter_as_user(:user_id);
 SELECT $COLUMNS FROM events e
 WHERE $EVENTS_WHERE;
 SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,

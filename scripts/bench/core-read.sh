@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# Core read benchmark: the hot read path through the gateway beside pgbench running the same
-# SQL, at the same concurrency, in one run.
+# Core read benchmark: the hot read path through the gateway, cached and uncached, each beside
+# a reference doing the same work without the service, at the same concurrency, in one run.
 #
 #   scripts/bench/core-read.sh [SECONDS] [CONNECTIONS] [ROUNDS] [MEMBERS]   (15 16 3 20)
 #
 # Starts the local stack with release builds and rate limits raised out of the way (so stop
 # yours first: make down), seeds a community of MEMBERS people, then per round:
-#   http:    wrk through nginx on 127.0.0.1:8080 as one member, alternating
-#            GET /api/v1/communities/{id} and GET /api/v1/communities/{id}/members?limit=20
-#            (token verification, rate limiting, membership check and cache in Redis, RLS on);
-#   pgbench: the SQL those two requests run when nothing is cached, as the services' role
-#            entering as the member (app_enter_as_user, as Database.transaction(userId:) does;
-#            RLS on), prepared statements; one pgbench transaction is the two requests, so its
-#            rate counts twice;
+#   http:     wrk through nginx on 127.0.0.1:8080 as one member, alternating
+#             GET /api/v1/communities/{id} and GET /api/v1/communities/{id}/members?limit=20
+#             (token verification, rate limiting, membership check and cache in Redis, RLS on);
+#             every answer comes from the cache (warmed before the first round);
+#   static:   the cached reads' reference: wrk on a second nginx configured like the gateway
+#             (2 workers, an access log), serving the two answers' exact bodies as files,
+#             alternating the same way: what answering with bytes already at hand costs here;
+#   uncached: wrk straight to a second core on 127.0.0.1:8092 with the cache off
+#             (ORBITCOVE_CORE_CACHE_SECONDS=0): the same two requests, each from PostgreSQL;
+#   pgbench:  the uncached reads' reference: the SQL those two requests run, as the services'
+#             role entering as the member (app_enter_as_user, as Database.transaction(userId:)
+#             does; RLS on), -M prepared; one pgbench transaction is the two requests, so its
+#             rate counts twice. pgbench-extended: the same, planned every time (-M extended);
 #   pgbench-bypass: the same SELECTs as the schema owner, which row-level security does not
-#            apply to, with app.current_user_id set alone (no wall work at all). The summary's
-#            "pgbench-bypass / pgbench" is what the second wall costs (goal: at most 1.5).
+#             apply to, with app.current_user_id set alone (no wall work at all): the summary's
+#             "pgbench-bypass / pgbench" is what the second wall costs (goal: at most 1.5).
+# Goals: http at least 0.75 of static; uncached at least 0.75 of pgbench.
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,14 +33,62 @@ ROUNDS=${3:-3}
 MEMBERS=${4:-20}
 PG_BIN=/usr/lib/postgresql/15/bin
 
+work=$(mktemp -d)
+uncached=
+static_nginx=
+stop_helpers() {
+    if [[ -n $uncached ]]; then kill -TERM "$uncached" 2>/dev/null && wait "$uncached" 2>/dev/null || true; fi
+    if [[ -n $static_nginx ]]; then nginx -p "$work/static/" -c "$work/static/nginx.conf" -s quit 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+
 # shellcheck source=scripts/bench/lib.sh
 source scripts/bench/lib.sh
 start_release_stack
 
 eval "$(python3 scripts/bench/core_read_seed.py "$MEMBERS")"
-work=$(mktemp -d)
-cat >"$work/requests.lua" <<EOF
-local paths = {"/api/v1/communities/$COMMUNITY", "/api/v1/communities/$COMMUNITY/members?limit=20"}
+community_path=/api/v1/communities/$COMMUNITY
+members_path="/api/v1/communities/$COMMUNITY/members?limit=20"
+
+# The second core: the cache off, on its own port.
+ORBITCOVE_HTTP_PORT=8092 ORBITCOVE_CORE_CACHE_SECONDS=0 ORBITCOVE_LOG_LEVEL=warning \
+    ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 \
+    "$(swift build -c release --show-bin-path)/orbitcove-core" >>.local/logs/core-uncached.log 2>&1 &
+uncached=$!
+
+# The static reference: the answers' bodies as the gateway returns them.
+mkdir -p "$work/static/logs" "$work/static/temp" "$work/static/root"
+curl -fsS -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080$community_path" >"$work/static/root/community.json"
+curl -fsS -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080$members_path" >"$work/static/root/members.json"
+cat >"$work/static/nginx.conf" <<CONF
+daemon on;
+worker_processes 2;
+pid $work/static/nginx.pid;
+error_log $work/static/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log $work/static/logs/access.log;
+    client_body_temp_path $work/static/temp;
+    keepalive_timeout 65s;
+    sendfile on;
+    server {
+        listen 127.0.0.1:8093;
+        default_type application/json;
+        location = $community_path { alias $work/static/root/community.json; }
+        location = /api/v1/communities/$COMMUNITY/members { alias $work/static/root/members.json; }
+    }
+}
+CONF
+nginx -p "$work/static/" -c "$work/static/nginx.conf" -e "$work/static/logs/error.log"
+static_nginx=1
+for _ in $(seq 100); do
+    curl -fsS -o /dev/null http://127.0.0.1:8092/health 2>/dev/null && break
+    sleep 0.1
+done
+
+# One script per client (CLIENT replaced below: wrk's done() runs in a Lua state of its own).
+cat >"$work/requests.lua.in" <<EOF
+local paths = {"$community_path", "$members_path"}
 local headers = {["Authorization"] = "Bearer $TOKEN"}
 local n = 0
 request = function()
@@ -43,11 +98,12 @@ end
 done = function(summary, latency, requests)
     local errors = summary.errors.status + summary.errors.connect + summary.errors.read
         + summary.errors.write + summary.errors.timeout
-    io.write(string.format("client=http requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
+    io.write(string.format("client=CLIENT requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
         summary.requests / (summary.duration / 1e6), errors,
         latency:percentile(50) / 1000, latency:percentile(99) / 1000))
 end
 EOF
+for client in warm http static uncached; do sed "s/CLIENT/$client/" "$work/requests.lua.in" >"$work/$client.lua"; done
 # The reads, and the same reads where nothing resolves the caller's communities: what they
 # cost without the wall.
 cp scripts/bench/core-reads.sql "$work/reads.sql"
@@ -55,22 +111,32 @@ sed "s/SELECT app_enter_as_user(:user_id);/SELECT set_config('app.current_user_i
     "$work/reads.sql" >"$work/reads-bypass.sql"
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
-    "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run, $MEMBERS members"
+    "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run, $MEMBERS members;" \
+    "bodies $(stat -c %s "$work/static/root/community.json") and $(stat -c %s "$work/static/root/members.json") bytes"
 results="$work/results"
-# pgbench_reads CLIENT ROLE SCRIPT: one pgbench run of SCRIPT as ROLE (its password is its name).
+# pgbench_reads CLIENT ROLE SCRIPT MODE: one pgbench run of SCRIPT as ROLE (its password is its name).
 pgbench_reads() {
-    PGPASSWORD=$2 "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U "$2" -M prepared \
+    PGPASSWORD=$2 "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U "$2" -M "$4" \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
         -f "$3" orbitcove 2>/dev/null \
         | awk -v client="$1" '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps * 2, failed }' | tee -a "$results"
 }
-for round in $(seq "$ROUNDS"); do
-    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/requests.lua" http://127.0.0.1:8080 \
+# http_reads CLIENT URL: one wrk run of the two requests.
+http_reads() {
+    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/$1.lua" "$2" \
         | grep '^client=' | tee -a "$results"
-    pgbench_reads pgbench orbitcove_app "$work/reads.sql"
-    pgbench_reads pgbench-bypass orbitcove_owner "$work/reads-bypass.sql"
+}
+# Every cached answer in place before the first round.
+wrk -t 1 -c 1 -d 1s -s "$work/warm.lua" http://127.0.0.1:8080 >/dev/null
+for round in $(seq "$ROUNDS"); do
+    http_reads http http://127.0.0.1:8080
+    http_reads static http://127.0.0.1:8093
+    http_reads uncached http://127.0.0.1:8092
+    pgbench_reads pgbench orbitcove_app "$work/reads.sql" prepared
+    pgbench_reads pgbench-extended orbitcove_app "$work/reads.sql" extended
+    pgbench_reads pgbench-bypass orbitcove_owner "$work/reads-bypass.sql" prepared
 done
 
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference static
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
-rm -rf "$work"

@@ -38,3 +38,31 @@ wait_for_queues() {
     done
     echo "the queues did not drain within five minutes; measuring anyway" >&2
 }
+
+# CPU seconds used so far by each part of the stack, one "name seconds" line each: the
+# processes recorded in .local/pids (their threads included) and PostgreSQL's backends
+# together (every child of the postmaster). For cpu_used's figures around a measured run.
+cpu_snapshot() {
+    local ticks file pid name postmaster
+    ticks=$(getconf CLK_TCK)
+    for file in .local/pids/*.pid; do
+        name=$(basename "$file" .pid)
+        pid=$(head -n 1 "$file" 2>/dev/null) || continue
+        [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/stat ]] || continue
+        # Fields 14 and 15 (user, system) after the command's closing parenthesis.
+        awk -v name="$name" -v hz="$ticks" '{ sub(/^.*\) /, ""); printf "%s %.2f\n", name, ($12 + $13) / hz }' \
+            "/proc/$pid/stat"
+    done
+    postmaster=$(head -n 1 .local/postgres/postmaster.pid 2>/dev/null) || return 0
+    for pid in $(pgrep -P "$postmaster"); do
+        [[ -r /proc/$pid/stat ]] && awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat"
+    done | awk -v hz="$ticks" '{ total += $1 } END { printf "postgres-backends %.2f\n", total / hz }'
+}
+
+# cpu_used BEFORE AFTER SECONDS: each part's share of one core between two cpu_snapshot
+# outputs (files) taken SECONDS apart, on one line, busiest first.
+cpu_used() {
+    awk -v seconds="$3" 'NR == FNR { before[$1] = $2; next }
+        { used = ($2 - before[$1]) / seconds * 100; if (used >= 0.5) printf "%s %.0f%%\n", $1, used }' "$1" "$2" \
+        | sort -k2 -nr | paste -sd ' ' | sed 's/^/  cpu (% of one core): /'
+}

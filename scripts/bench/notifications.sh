@@ -15,7 +15,10 @@
 #           created_at (the creating transaction's start, a little before its commit): when
 #           PostgreSQL first holds every recipient's history row (polled every 3 ms), and
 #           the stand-in's times of accepting the first and the last of their pushes (its
-#           request log); afterwards, from the services' own timestamps, when each stage began;
+#           request log); afterwards, from the services' own timestamps, when each stage began,
+#           and from the notifications service's timers (/metrics), the parts of its push jobs:
+#           reading the rows with badges and devices and building the payloads (targets), the
+#           first and the last answer from APNs after sending began, writing the receipts;
 #   floor:  EVENTS times, in psql with \timing, the INSERT … SELECT of one row per recipient
 #           into notifications, each inside BEGIN … ROLLBACK.
 # Stops the stand-in and the stack again at the end. Sends traffic to loopback only and ends
@@ -80,7 +83,29 @@ log_lines=$(wc -l <.local/logs/notifications.log)
 echo "# $(date -u +%FT%TZ) $(nproc) cores; $(swift --version 2>/dev/null | grep -o 'Swift version [0-9.]*')," \
     "PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3), RabbitMQ $(dpkg-query -W -f='${Version}' rabbitmq-server);" \
     "$MEMBERS members ($RECIPIENTS recipients, one device each), $EVENTS events, push concurrency $PUSH_CONCURRENCY"
+curl -fsS http://127.0.0.1:8083/metrics >"$work/metrics.before"
 python3 scripts/bench/notifications_seed.py events "$COMMUNITY" "$TOKEN" "$work/apns.log" "$RECIPIENTS" "$EVENTS"
+curl -fsS http://127.0.0.1:8083/metrics >"$work/metrics.after"
+
+# Inside the push jobs, from the service's own timers (/metrics): the mean of each stage over
+# the jobs of the events above.
+awk '
+    /^orbitcove_push_job_stage_seconds_(sum|count)\{/ {
+        match($0, /stage="[a-z_]+"/); stage = substr($0, RSTART + 7, RLENGTH - 8)
+        kind = ($1 ~ /_sum\{/) ? "sum" : "count"
+        value[FILENAME, kind, stage] = $2; stages[stage] = 1
+    }
+    END {
+        line = "push jobs (mean per job, /metrics):"
+        split("targets first_answer last_answer record", order, " ")
+        for (i = 1; i <= 4; i++) {
+            s = order[i]
+            jobs = value[ARGV[2], "count", s] - value[ARGV[1], "count", s]
+            if (jobs > 0) line = line sprintf(" %s %.1f ms;", s,
+                (value[ARGV[2], "sum", s] - value[ARGV[1], "sum", s]) / jobs * 1000)
+        }
+        print line " jobs: " value[ARGV[2], "count", "targets"] - value[ARGV[1], "count", "targets"]
+    }' "$work/metrics.before" "$work/metrics.after"
 
 # What the service recorded for the events: every push final (a receipt), none left owed.
 owner_psql -q <<SQL | sed 's/^/  /'

@@ -22,7 +22,7 @@ package struct CoreSettings: Sendable {
         writesPerMinute = try env.int("ORBITCOVE_CORE_WRITES_PER_MINUTE", default: 120)
         inviteLookupsPerMinute = try env.int("ORBITCOVE_CORE_INVITE_LOOKUPS_PER_MINUTE", default: 10)
         feedFetchesPerMinute = try env.int("ORBITCOVE_CORE_FEED_FETCHES_PER_MINUTE", default: 30)
-        cacheSeconds = try env.int("ORBITCOVE_CORE_CACHE_SECONDS", default: 900)
+        cacheSeconds = try env.int("ORBITCOVE_CORE_CACHE_SECONDS", default: 900, in: 0...86_400)
         retentionIntervalSeconds = try env.int("ORBITCOVE_CORE_RETENTION_INTERVAL_SECONDS", default: 300)
         publicURL = try env.url("ORBITCOVE_PUBLIC_URL", default: "http://127.0.0.1:8080").absoluteString
         while publicURL.hasSuffix("/") { publicURL.removeLast() }

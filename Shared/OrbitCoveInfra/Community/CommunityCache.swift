@@ -77,6 +77,9 @@ package struct CommunityCache: Sendable {
         """)
 
     package func lookup(_ communityId: UUID, _ userId: UUID, membersPageLimit: Int? = nil) async -> Snapshot {
+        // A lifetime of 0 turns the cache off: every read goes to PostgreSQL (and, with no
+        // generation, nothing is stored). Writes still retire other instances' entries.
+        guard ttlSeconds > 0 else { return Snapshot() }
         if pending.contains(communityId) {
             await invalidate(communityId)
             if pending.contains(communityId) { return Snapshot() }

@@ -97,12 +97,7 @@ package struct CommunityGate: Sendable {
     private func fetch(_ communityId: UUID, _ userId: UUID) async throws -> Loaded? {
         try await database.transaction(userId: userId) { connection in
             let rows = try await connection.query(
-                """
-                SELECT \(unescaped: CommunityRecord.columns), m.role::text AS role
-                FROM communities c
-                LEFT JOIN members m ON m.community_id = c.id AND m.user_id = \(userId) AND m.left_at IS NULL
-                WHERE c.id = \(communityId)
-                """, logger: logger)
+                CommunityAccessRow(communityId: communityId, userId: userId), logger: logger)
             for try await row in rows {
                 var cells = RowReader(row)
                 let record = try CommunityRecord.read(&cells)
@@ -111,5 +106,25 @@ package struct CommunityGate: Sendable {
             }
             return nil
         }
+    }
+}
+
+/// The community and the caller's role in it: what the gate reads on a cache miss, on most
+/// requests of a community not read for a while (prepared once per connection).
+struct CommunityAccessRow: PreparedRows {
+    static let sql = """
+        SELECT \(CommunityRecord.columns), m.role::text AS role
+        FROM communities c
+        LEFT JOIN members m ON m.community_id = c.id AND m.user_id = $2 AND m.left_at IS NULL
+        WHERE c.id = $1
+        """
+    var communityId: UUID
+    var userId: UUID
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(communityId)
+        bindings.append(userId)
+        return bindings
     }
 }

@@ -8,7 +8,8 @@ import ServiceLifecycle
 /// Publishes outbox rows to the broker. Claims a batch in `seq` order with
 /// `FOR UPDATE SKIP LOCKED` and a short lease (so replicas never publish the same row at the
 /// same time, and a crashed relay's claim expires), publishes it with confirms, and marks the
-/// confirmed rows published. Wakes on `LISTEN orbitcove_outbox` and also polls.
+/// confirmed rows published. Woken by its process's own commits (``OutboxWakeups``) and polls
+/// for the rest.
 package final class OutboxRelay: Service, Sendable {
     private let database: Database
     private let publisher: AMQPPublisher
@@ -46,43 +47,36 @@ package final class OutboxRelay: Service, Sendable {
     }
 
     package func run() async throws {
-        let wakeups = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.listen(wake: wakeups.continuation) }
-            group.addTask {
-                await self.relayLoop(wakeups: wakeups.stream)
-            }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func relayLoop(wakeups: AsyncStream<Void>) async {
+        let wakeups = database.outboxWakeups.stream()
         await cancelWhenGracefulShutdown {
             var backoff = Backoff(base: .milliseconds(500), cap: .seconds(15))
             await withTaskGroup(of: Void.self) { group in
-                let (ticks, tick) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-                group.addTask { for await _ in wakeups { tick.yield() } }
+                // A wake-up means this process committed a message: claim at once. A tick of the
+                // poll claims only when `outbox_backlog()` finds something unpublished, so an idle
+                // service costs one small statement per interval.
+                let (ticks, tick) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
+                group.addTask { for await _ in wakeups { tick.yield(true) } }
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: self.pollInterval)
-                        tick.yield()
+                        tick.yield(false)
                     }
                 }
                 var lastMeasured = ContinuousClock.now - .seconds(60)
                 var lastPruned = ContinuousClock.now
-                for await _ in ticks {
+                for await woken in ticks {
                     if Task.isCancelled { break }
                     do {
-                        while try await self.relayBatch() == self.batchSize {}
-                        backoff.reset()
-                        await self.publisher.keepAlive()
-                        if ContinuousClock.now - lastMeasured >= .seconds(5) {
+                        if !woken || ContinuousClock.now - lastMeasured >= .seconds(5) {
                             lastMeasured = ContinuousClock.now
                             let status = try await OutboxStatus.read(from: self.database, logger: self.logger)
                             self.backlog.record(status.unpublished)
                             self.oldestAge.record(status.oldestUnpublishedAge ?? 0)
+                            if !woken && status.unpublished == 0 { continue }
                         }
+                        while try await self.relayBatch() == self.batchSize {}
+                        backoff.reset()
+                        await self.publisher.keepAlive()
                         if ContinuousClock.now - lastPruned >= .seconds(600) {
                             lastPruned = ContinuousClock.now
                             try await self.prune()
@@ -225,26 +219,5 @@ package final class OutboxRelay: Service, Sendable {
     private func release(_ ids: [UUID], error: String) async throws {
         try await database.systemQuery(
             "UPDATE outbox SET claimed_until = NULL, last_error = \(String(error.prefix(500))) WHERE id = ANY(\(ids))")
-    }
-
-    /// Turns `NOTIFY orbitcove_outbox` into wake-ups; reconnects if the listening connection drops.
-    private func listen(wake: AsyncStream<Void>.Continuation) async {
-        await cancelWhenGracefulShutdown {
-            var backoff = Backoff()
-            while !Task.isCancelled {
-                do {
-                    try await self.database.client.withConnection { connection in
-                        try await connection.listen(on: "orbitcove_outbox") { notifications in
-                            for try await _ in notifications { wake.yield() }
-                        }
-                    }
-                } catch {
-                    if Task.isCancelled { return }
-                    self.logger.debug(
-                        "outbox listener reconnecting", metadata: ["error": .string(logDescription(of: error))])
-                    try? await Task.sleep(for: backoff.next())
-                }
-            }
-        }
     }
 }

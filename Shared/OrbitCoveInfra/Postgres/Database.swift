@@ -22,6 +22,8 @@ package struct Database: Sendable {
     private let statementTimeout = "30s"
     private let address: (host: String, port: Int)
     package let breaker: CircuitBreaker
+    /// Woken after every transaction that wrote to the outbox commits; the relay listens.
+    package let outboxWakeups = OutboxWakeups()
 
     package init(url: URL, maxConnections: Int = 20, connectionWait: Duration = .seconds(2), logger: Logger) throws {
         var configuration = try Self.configuration(from: url)
@@ -73,33 +75,37 @@ package struct Database: Sendable {
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         guard breaker.allowsCall() else { throw Self.unavailable }
+        let written = Outbox.Written()
+        defer { if written.isSet { outboxWakeups.wake() } }
         do {
-            let result = try await withBoundedWait { connection in
-                try await connection.withTransaction(logger: logger) { connection in
-                    if isolation == .repeatableRead {
-                        try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+            let result = try await Outbox.$written.withValue(written) {
+                try await withBoundedWait { connection in
+                    try await connection.withTransaction(logger: logger) { connection in
+                        if isolation == .repeatableRead {
+                            try await connection.query(
+                                "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+                        }
+                        // The scope, and a bound on every statement (a database that stops answering
+                        // after the lease, or a lock that is never released, must not hang a request).
+                        let timeout = statementTimeout
+                        switch scope {
+                        case .user(let userId):
+                            // Sets `app.current_user_id` and reads the user's communities once, for
+                            // every policy in this transaction to compare against (migration 0024).
+                            for try await _ in try await connection.query(
+                                EnterAsUser(userId: userId, statementTimeout: timeout), logger: logger)
+                            {}
+                        case .system:
+                            try await connection.query(
+                                """
+                                SELECT set_config('app.system', 'on', true), set_config('statement_timeout', \(timeout), true)
+                                """, logger: logger)
+                        case nil:
+                            try await connection.query(
+                                "SELECT set_config('statement_timeout', \(timeout), true)", logger: logger)
+                        }
+                        return try await body(connection)
                     }
-                    // The scope, and a bound on every statement (a database that stops answering
-                    // after the lease, or a lock that is never released, must not hang a request).
-                    let timeout = statementTimeout
-                    switch scope {
-                    case .user(let userId):
-                        // Sets `app.current_user_id` and reads the user's communities once, for
-                        // every policy in this transaction to compare against (migration 0024).
-                        try await connection.query(
-                            """
-                            SELECT app_enter_as_user(\(userId)), set_config('statement_timeout', \(timeout), true)
-                            """, logger: logger)
-                    case .system:
-                        try await connection.query(
-                            """
-                            SELECT set_config('app.system', 'on', true), set_config('statement_timeout', \(timeout), true)
-                            """, logger: logger)
-                    case nil:
-                        try await connection.query(
-                            "SELECT set_config('statement_timeout', \(timeout), true)", logger: logger)
-                    }
-                    return try await body(connection)
                 }
             }
             breaker.succeeded()
@@ -239,6 +245,20 @@ package struct Database: Sendable {
             host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
             password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database,
             tls: tls)
+    }
+}
+
+/// The first statement of every transaction a request makes, prepared once per connection.
+struct EnterAsUser: PreparedRows {
+    static let sql = "SELECT app_enter_as_user($1), set_config('statement_timeout', $2, true)"
+    var userId: UUID
+    var statementTimeout: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(userId)
+        bindings.append(statementTimeout)
+        return bindings
     }
 }
 

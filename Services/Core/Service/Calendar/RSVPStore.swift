@@ -28,13 +28,15 @@ struct RSVPStore: Sendable {
     {
         let user = granted.userId
         return try await writes.change(in: granted.communityId, by: user, request: request) { change, connection in
-            let (key, _) = try await self.instance(
+            // The instance's lock first, by what the request names, so that everything below is
+            // read under it: an edit that committed before (a cancellation, a new deadline)
+            // counts, and the answer and its place are one step among the instance's answers.
+            let locked = try await Self.lock(
+                named: eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection,
+                logger: logger)
+            let (key, instance) = try await self.instance(
                 eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
-            // Under the instance's lock, read it again: an edit that committed meanwhile (a
-            // cancellation, a new deadline) counts.
-            try await Self.lock(key, on: connection, logger: logger)
-            let (_, instance) = try await self.instance(
-                eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
+            if key != locked { try await Self.lock(key, on: connection, logger: logger) }
             if instance.cancelled { throw CalendarErrors.cancelled }
             if let deadline = instance.rsvpDeadline, Date() > deadline { throw CalendarErrors.rsvpClosed }
             if let dependant = answer.familyMemberId {
@@ -45,42 +47,66 @@ struct RSVPStore: Sendable {
                     throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
                 }
             }
-            let before = try await Self.placed(key, on: connection, logger: logger)
-            let previous = before.first { $0.userId == user && $0.familyMemberId == answer.familyMemberId }
-            change.touched(
-                try await connection.changedRows(
-                    """
-                    INSERT INTO rsvps AS r (
-                        event_id, recurrence_id, user_id, family_member_id, status, plus_ones, note, responded_at,
-                        updated_at, queued_at)
-                    VALUES (\(key.eventId), \(key.recurrenceId), \(user), \(answer.familyMemberId),
-                            \(answer.status.rawValue)::rsvp_status, \(answer.plusOnes), \(answer.note),
-                            clock_timestamp(), clock_timestamp(), clock_timestamp())
-                    ON CONFLICT (event_id, recurrence_id, user_id, family_member_id) DO UPDATE SET
-                        status = EXCLUDED.status, plus_ones = EXCLUDED.plus_ones, note = EXCLUDED.note,
-                        responded_at = clock_timestamp(), updated_at = clock_timestamp(),
-                        queued_at = CASE
-                            WHEN EXCLUDED.status = 'yes' AND (r.status <> 'yes' OR EXCLUDED.plus_ones > r.plus_ones)
-                            THEN clock_timestamp() ELSE r.queued_at END
-                    RETURNING 1
-                    """, logger: logger))
-            let after = try await Self.place(key, on: connection, logger: logger)
-            guard let mine = after.first(where: { $0.userId == user && $0.familyMemberId == answer.familyMemberId })
-            else { throw APIError.forbidden }
+            let answered = try await Self.answer(answer, of: user, to: key, on: connection, logger: logger)
+            guard let mine = answered.first(where: \.mine) else { throw APIError.forbidden }
+            change.touched(answered.count(where: \.mine))
             let summary = instance.summary(recurrenceId: key.recurrenceId, seriesId: key.eventId)
             change.announce(
                 EventRSVPChanged(
                     communityId: granted.communityId, event: summary, userId: user,
-                    familyMemberId: answer.familyMemberId, status: answer.status, previousStatus: previous?.status,
-                    waitlisted: mine.waitlisted))
-            for promoted in Self.promoted(from: before, to: after) where promoted.id != mine.id {
+                    familyMemberId: answer.familyMemberId, status: answer.status, previousStatus: mine.previousStatus,
+                    waitlisted: mine.answer.waitlisted))
+            // Every other answer whose place changed and that now has one waited before it.
+            for promoted in answered where !promoted.mine && !promoted.answer.waitlisted {
                 change.announce(
                     EventWaitlistPromoted(
                         communityId: granted.communityId, communityName: granted.record.name, event: summary,
-                        userId: promoted.userId, familyMemberId: promoted.familyMemberId))
+                        userId: promoted.userId, familyMemberId: promoted.answer.familyMemberId))
             }
-            return mine.rsvp
+            return mine.answer
         }
+    }
+
+    /// An answer as `calendar_answer` (migration 0026) returns it: the caller's own as it now
+    /// stands, or another whose place the caller's answer changed.
+    struct Answered {
+        var userId: UUID
+        var answer: EventRSVP
+        var previousStatus: RSVPStatus?
+        var mine: Bool
+    }
+
+    /// Upserts one answer and places the instance's yeses again, in one statement; call under
+    /// the instance's lock.
+    private static func answer(
+        _ answer: Answer, of user: UUID, to key: InstanceKey, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Answered] {
+        var answered: [Answered] = []
+        let rows = try await connection.query(
+            """
+            SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
+            FROM calendar_answer(\(key.eventId), \(key.recurrenceId)::timestamptz, \(user), \(answer.familyMemberId)::uuid,
+                                 \(answer.status.rawValue)::rsvp_status, \(answer.plusOnes)::integer, \(answer.note)::text)
+            """, logger: logger)
+        for try await row in rows {
+            var cells = RowReader(row)
+            let _: UUID = try cells.next("id")
+            let userId: UUID = try cells.next("user_id")
+            let familyMemberId: UUID? = try cells.next("family_member_id")
+            let status: String = try cells.next("status")
+            let plusOnes: Int = try cells.next("plus_ones")
+            let note: String? = try cells.next("note")
+            let respondedAt: Date = try cells.next("responded_at")
+            let rsvp = EventRSVP(
+                familyMemberId: familyMemberId, status: RSVPStatus(rawValue: status) ?? .no, plusOnes: plusOnes,
+                note: note, waitlisted: try cells.next("waitlisted"), respondedAt: respondedAt)
+            let previous: String? = try cells.next("previous_status")
+            answered.append(
+                Answered(
+                    userId: userId, answer: rsvp, previousStatus: previous.flatMap(RSVPStatus.init(rawValue:)),
+                    mine: try cells.next("mine")))
+        }
+        return answered
     }
 
     /// Who answered an instance, confirmed yeses and then the waitlist in answer order, then
@@ -171,10 +197,35 @@ struct RSVPStore: Sendable {
         return after.filter { confirmed.contains($0.id) && $0.waitlisted }
     }
 
-    /// Serialises the answers to one instance (and their places) until the transaction ends.
+    /// Serialises the answers to one instance (and their places) until the transaction ends
+    /// (`calendar_lock_instance`, migration 0026, which names the lock for every caller).
     static func lock(_ key: InstanceKey, on connection: PostgresConnection, logger: Logger) async throws {
-        let name = "rsvp:\(key.eventId.lowercasedString):\(key.recurrenceId?.timeIntervalSince1970 ?? 0)"
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(name), 0))", logger: logger)
+        try await connection.query(
+            "SELECT 1 FROM calendar_lock_instance(\(key.eventId), \(key.recurrenceId)::timestamptz)", logger: logger)
+    }
+
+    /// Takes the lock of the instance the request names, before anything about it is read: an
+    /// override names its series and original start; a series, `recurrenceId`'s instance; a
+    /// single event, itself. Returns the key locked (the event's own id when it is not the
+    /// community's: reading it then fails as it would have).
+    static func lock(
+        named eventId: UUID, recurrenceId: Date?, in community: UUID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> InstanceKey {
+        let rows = try await connection.query(
+            """
+            SELECT key.event_id, key.instance FROM (
+                SELECT coalesce(e.recurrence_parent_id, e.id) AS event_id,
+                       CASE WHEN e.recurrence_parent_id IS NULL THEN \(recurrenceId)::timestamptz
+                            ELSE e.recurrence_id END AS instance
+                FROM events e WHERE e.id = \(eventId) AND e.community_id = \(community)
+            ) key, LATERAL calendar_lock_instance(key.event_id, key.instance)
+            """, logger: logger)
+        for try await row in rows {
+            var cells = RowReader(row)
+            return InstanceKey(eventId: try cells.next("event_id"), recurrenceId: try cells.next("instance"))
+        }
+        return InstanceKey(eventId: eventId, recurrenceId: recurrenceId)
     }
 
     /// Places every yes to the instance against its capacity again (in answer order) and

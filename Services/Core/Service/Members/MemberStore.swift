@@ -20,12 +20,16 @@ struct MemberStore: Sendable {
         of communityId: UUID, viewer: UUID, page: PageRequest
     ) async throws -> [(CommunityMember, PageCursor)] {
         try await database.transaction(userId: viewer) { connection in
-            let rows = try await connection.query(
-                """
-                SELECT \(unescaped: Self.columns) \(unescaped: Self.tables)
-                WHERE m.community_id = \(communityId) AND m.left_at IS NULL
-                \(page: page, in: Self.order)
-                """, logger: logger)
+            let rows =
+                if let cursor = page.cursor {
+                    try await connection.query(
+                        MembersPageAfter(
+                            communityId: communityId, after: cursor.exactCreatedAt, afterId: cursor.id,
+                            limit: page.fetchLimit), logger: logger)
+                } else {
+                    try await connection.query(
+                        MembersPage(communityId: communityId, limit: page.fetchLimit), logger: logger)
+                }
             var members: [(CommunityMember, PageCursor)] = []
             for try await row in rows { members.append(try Self.read(row)) }
             return members
@@ -214,5 +218,45 @@ struct MemberStore: Sendable {
             """, logger: logger)
         for try await counts in rows.decode((Int, Int).self) { return counts }
         return (0, 0)
+    }
+}
+
+/// A community's members page, the first and those after a cursor: prepared once per
+/// connection (the list every member opens), in ``MemberStore/order``.
+struct MembersPage: PreparedRows {
+    static let sql = """
+        SELECT \(MemberStore.columns) \(MemberStore.tables)
+        WHERE m.community_id = $1 AND m.left_at IS NULL
+        \(MemberStore.order.clause(afterParameter: nil, limitParameter: 2))
+        """
+    var communityId: UUID
+    var limit: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(communityId)
+        bindings.append(limit)
+        return bindings
+    }
+}
+
+struct MembersPageAfter: PreparedRows {
+    static let sql = """
+        SELECT \(MemberStore.columns) \(MemberStore.tables)
+        WHERE m.community_id = $1 AND m.left_at IS NULL
+        \(MemberStore.order.clause(afterParameter: 2, limitParameter: 4))
+        """
+    var communityId: UUID
+    var after: ExactTimestamp
+    var afterId: UUID
+    var limit: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(communityId)
+        try bindings.append(after)
+        bindings.append(afterId)
+        bindings.append(limit)
+        return bindings
     }
 }

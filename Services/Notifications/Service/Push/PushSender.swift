@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
@@ -22,10 +23,42 @@ struct PushSender: Sendable {
     /// How long APNs keeps a push for a device that is off.
     static let keepFor: TimeInterval = 86_400
 
+    /// How long each stage of a job takes, for `/metrics` (and the notifications benchmark,
+    /// which prints them): reading the rows with their badges and devices and building the
+    /// payloads, the first and the last answer from APNs after the first push went out, and
+    /// writing the receipts.
+    enum Stage: String, CaseIterable {
+        case targets, firstAnswer = "first_answer", lastAnswer = "last_answer", record
+
+        var timer: Metrics.Timer {
+            switch self {
+            case .targets: Self.timers.targets
+            case .firstAnswer: Self.timers.firstAnswer
+            case .lastAnswer: Self.timers.lastAnswer
+            case .record: Self.timers.record
+            }
+        }
+
+        private static let timers = (
+            targets: make(.targets), firstAnswer: make(.firstAnswer), lastAnswer: make(.lastAnswer),
+            record: make(.record)
+        )
+
+        private static func make(_ stage: Stage) -> Metrics.Timer {
+            Metrics.Timer(label: "orbitcove_push_job_stage_seconds", dimensions: [("stage", stage.rawValue)])
+        }
+    }
+
     func send(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws {
+        let clock = ContinuousClock()
+        let started = clock.now
         let targets = try await Self.targets(ids, on: connection, logger: logger)
         let sending = targets.filter { $0.push != nil }
+        let sent = clock.now
+        Stage.targets.timer.recordInterval(since: started, until: sent)
         let outcomes = await deliver(sending.compactMap(\.push))
+        if !sending.isEmpty { Stage.lastAnswer.timer.recordInterval(since: sent, until: clock.now) }
+        let answered = clock.now
         var receipts: [Receipt] = []
         var owed = Set<UUID>()
         for (target, outcome) in zip(sending, outcomes) {
@@ -39,6 +72,7 @@ struct PushSender: Sendable {
         try await Self.record(receipts, on: connection, logger: logger)
         try await connection.query(
             "UPDATE notifications SET push_at = NULL WHERE id = ANY(\(finished))", logger: logger)
+        Stage.record.timer.recordInterval(since: answered, until: clock.now)
         let retries = outcomes.filter { !$0.isFinal }
         if let first = retries.first {
             throw RetryRemainder("\(retries.count) of \(outcomes.count) pushes to retry; first: \(first)")
@@ -55,7 +89,13 @@ struct PushSender: Sendable {
                 group.addTask { (index, await provider.send(push)) }
                 next += 1
             }
+            let started = ContinuousClock.now
+            var first = true
             while let (index, outcome) = await group.next() {
+                if first {
+                    Stage.firstAnswer.timer.recordInterval(since: started, until: .now)
+                    first = false
+                }
                 outcomes[index] = outcome
                 if next < pushes.count {
                     let (index, push) = (next, pushes[next])
@@ -175,5 +215,12 @@ struct PushSender: Sendable {
             WHERE d.token = gone.token AND d.updated_at < gone.since
             """, logger: logger)
         logger.info("dropped dead device tokens", metadata: ["count": "\(dead.count)"])
+    }
+}
+
+extension Metrics.Timer {
+    fileprivate func recordInterval(since start: ContinuousClock.Instant, until end: ContinuousClock.Instant) {
+        let elapsed = start.duration(to: end).components
+        recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
     }
 }

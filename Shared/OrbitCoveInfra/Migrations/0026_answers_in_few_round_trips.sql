@@ -1,0 +1,114 @@
+-- An answer in a few round trips, and commits that no longer queue behind one another
+-- (issue 20, "the write path"; BENCHMARKS.md, "Answers").
+--
+-- Before this an answer took eleven statements, four of them under the instance's lock
+-- (read every answer, upsert, place, read every answer again), and every transaction that
+-- wrote to the outbox sent a NOTIFY, which PostgreSQL serialises at commit across the whole
+-- cluster (one lock on the notification queue, held through the commit), and which woke every
+-- service's relay for every message.
+
+-- One instance's answers are serialised by a transaction-scoped advisory lock on the
+-- instance: an answer, and an edit that places its answers again (a new capacity). Named in
+-- one place, so the answer (which locks by what the request names, before it reads the event)
+-- and the editor (which locks what it read) take the same lock.
+CREATE FUNCTION calendar_lock_instance(event UUID, instance TIMESTAMP WITH TIME ZONE) RETURNS void
+LANGUAGE sql AS $$
+    SELECT pg_advisory_xact_lock(
+        hashtextextended('rsvp:' || event::text || ':' || coalesce(extract(epoch FROM instance)::text, ''), 0))
+$$;
+
+-- Places every yes of the instance against its capacity again (in answer order) and returns
+-- the answers whose place changed, with their place now. calendar_place_answers(), which the
+-- editor calls, counts them. SECURITY DEFINER: a member's answer can move another member's
+-- yes onto or off the waitlist, which the second wall would not let the member write.
+CREATE FUNCTION calendar_placed_changes(event UUID, instance TIMESTAMP WITH TIME ZONE)
+RETURNS TABLE (id UUID, waitlisted BOOLEAN)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+#variable_conflict use_column
+DECLARE
+    capacity INTEGER;
+BEGIN
+    IF NOT app_is_system() AND NOT EXISTS (
+        SELECT 1 FROM events e WHERE e.id = event AND e.community_id = ANY ((SELECT app_member_community_ids())::uuid[])
+    ) THEN
+        RAISE EXCEPTION 'not allowed to place answers to this event' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- The instance's capacity as committed now: its override's, or its series' (or the event's).
+    SELECT CASE WHEN o.id IS NOT NULL THEN o.capacity ELSE e.capacity END INTO capacity
+    FROM events e
+    LEFT JOIN events o ON o.recurrence_parent_id = e.id AND o.recurrence_id = instance AND o.deleted_at IS NULL
+    WHERE e.id = event;
+    RETURN QUERY
+    UPDATE rsvps r SET waitlisted = placed.waitlisted
+    FROM (
+        SELECT a.id, a.status = 'yes' AND capacity IS NOT NULL
+               AND sum(CASE WHEN a.status = 'yes' THEN 1 + a.plus_ones ELSE 0 END)
+                   OVER (ORDER BY a.queued_at, a.id) > capacity AS waitlisted
+        FROM rsvps a WHERE a.event_id = event AND a.recurrence_id IS NOT DISTINCT FROM instance
+    ) placed
+    WHERE r.id = placed.id AND r.waitlisted IS DISTINCT FROM placed.waitlisted
+    RETURNING r.id, r.waitlisted;
+END $$;
+
+CREATE OR REPLACE FUNCTION calendar_place_answers(event UUID, instance TIMESTAMP WITH TIME ZONE)
+RETURNS INTEGER LANGUAGE sql AS $$
+    SELECT count(*)::integer FROM calendar_placed_changes(event, instance)
+$$;
+
+-- One person's answer to an instance, under the instance's lock (taken by the caller): the
+-- upsert, then every yes placed again. Returns the answer as it now stands, with the status it
+-- replaced (`previous_status`, NULL for a first answer), and every other answer whose place
+-- changed (`mine` false). SECURITY INVOKER: the upsert goes through the second wall as the
+-- member.
+CREATE FUNCTION calendar_answer(
+    event UUID, instance TIMESTAMP WITH TIME ZONE, person UUID, dependant UUID, answer rsvp_status, extra INTEGER,
+    remark TEXT
+)
+RETURNS TABLE (
+    id UUID, user_id UUID, family_member_id UUID, status TEXT, plus_ones INTEGER, note TEXT,
+    responded_at TIMESTAMP WITH TIME ZONE, waitlisted BOOLEAN, previous_status TEXT, mine BOOLEAN
+)
+LANGUAGE plpgsql SET search_path = public AS $$
+-- The result's columns are named as the table's: in the statements, a name is the column.
+#variable_conflict use_column
+DECLARE
+    previous rsvp_status;
+    answered UUID;
+    moved UUID[];
+BEGIN
+    SELECT r.status INTO previous FROM rsvps r
+    WHERE r.event_id = event AND r.recurrence_id IS NOT DISTINCT FROM instance AND r.user_id = person
+      AND r.family_member_id IS NOT DISTINCT FROM dependant;
+    INSERT INTO rsvps AS r (
+        event_id, recurrence_id, user_id, family_member_id, status, plus_ones, note, responded_at, updated_at,
+        queued_at)
+    VALUES (event, instance, person, dependant, answer, extra, remark, clock_timestamp(), clock_timestamp(),
+            clock_timestamp())
+    ON CONFLICT (event_id, recurrence_id, user_id, family_member_id) DO UPDATE SET
+        status = EXCLUDED.status, plus_ones = EXCLUDED.plus_ones, note = EXCLUDED.note,
+        responded_at = clock_timestamp(), updated_at = clock_timestamp(),
+        queued_at = CASE
+            WHEN EXCLUDED.status = 'yes' AND (r.status <> 'yes' OR EXCLUDED.plus_ones > r.plus_ones)
+            THEN clock_timestamp() ELSE r.queued_at END
+    RETURNING r.id INTO answered;
+    SELECT coalesce(array_agg(c.id), '{}') INTO moved FROM calendar_placed_changes(event, instance) c;
+    RETURN QUERY
+    SELECT r.id, r.user_id, r.family_member_id, r.status::text, r.plus_ones, r.note::text, r.responded_at, r.waitlisted,
+           CASE WHEN r.id = answered THEN previous::text END, r.id = answered
+    FROM rsvps r WHERE r.id = answered OR r.id = ANY (moved);
+END $$;
+
+-- The relays are woken in the process that wrote the message, after its commit
+-- (Database.transaction); they poll for the rest (another process that died between its
+-- commit and the wake-up). No NOTIFY: it serialised every commit that carried a message.
+DROP TRIGGER trigger_outbox_notify ON outbox;
+DROP FUNCTION notify_outbox();
+
+-- How far behind the relays are, in one statement outside a transaction: the relays' idle
+-- poll (nothing to claim: no transaction, no lock) and /metrics. Counts only; the rows stay
+-- the system's.
+CREATE FUNCTION outbox_backlog(OUT unpublished INTEGER, OUT oldest_age DOUBLE PRECISION)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
+    SELECT count(*)::integer, extract(epoch FROM now() - min(created_at))::double precision
+    FROM outbox WHERE published_at IS NULL
+$$;

@@ -1,0 +1,37 @@
+import Logging
+import PostgresNIO
+
+/// A statement that runs on every request, prepared once per connection: PostgreSQL parses
+/// and plans it the first time a connection runs it, then runs the kept plan, where an unnamed
+/// statement is planned again on every request (`pgbench -M prepared` against `-M extended`,
+/// BENCHMARKS.md). Rows come back as they are, read by name with ``RowReader``.
+///
+/// Only for statements whose generic plan is as good as a custom one: PostgreSQL plans the
+/// first five runs for their parameters, then keeps a generic plan unless it costs more. A
+/// statement whose best plan depends on its values (the calendar window's join of counts and
+/// answers turns six times slower generic) stays unnamed.
+package protocol PreparedRows: PostgresPreparedStatement where Row == PostgresRow {}
+
+extension PreparedRows {
+    package func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
+extension PostgresConnection {
+    /// Runs a prepared statement (preparing it on this connection first if it has not been).
+    package func query<Statement: PreparedRows>(
+        _ statement: Statement, logger: Logger
+    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
+        try await execute(statement, logger: logger)
+    }
+}
+
+extension Keyset {
+    /// The end of a prepared statement's query, as ``PostgresQuery/StringInterpolation/appendInterpolation(page:in:)``
+    /// writes it for an unnamed one: after the cursor given as parameters `$after` (time) and
+    /// `$after + 1` (id), when there is one, in the keyset's order, at most `$limit` rows.
+    package func clause(afterParameter after: Int?, limitParameter limit: Int) -> String {
+        let (comparison, order) = sql
+        let past = after.map { "AND (\(time), \(id)) \(comparison) ($\($0), $\($0 + 1))\n" } ?? ""
+        return past + "ORDER BY \(time) \(order), \(id) \(order)\nLIMIT $\(limit)"
+    }
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Answers benchmark: members answering events (the write path: gate, transaction, the
+# instance's lock and places, outbox, relay, notifications), beside the floor of one upsert
+# per transaction in pgbench, in one run.
+#
+#   scripts/bench/answers.sh [SECONDS] [CONNECTIONS] [ROUNDS]   (10 16 3)
+#
+# Starts the local stack with release builds and rate limits raised out of the way (so stop
+# yours first: make down) and seeds a community of CONNECTIONS members and CONNECTIONS + 1
+# events with a capacity (scripts/bench/answers_seed.py). Then per round, at CONNECTIONS
+# connections:
+#   spread:  wrk through nginx, POST …/events/{id}/rsvp, each member answering an event of
+#            their own, alternating yes and no;
+#   one:     the same, everyone answering one event (answers to an instance are serialised
+#            by its lock, by design);
+#   floor:   pgbench: per transaction, enter as the member (app_enter_as_user) and upsert
+#            their answer (the same row, triggers and indexes); -M prepared (floor) and
+#            -M extended (floor-extended, planned each time as the service's statements are).
+# After each wrk run, what each part of the stack spent (% of one core). Stops the stack again
+# at the end. Sends traffic to loopback only and ends by itself.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+SECONDS_PER_RUN=${1:-10}
+CONNECTIONS=${2:-16}
+ROUNDS=${3:-3}
+PG_BIN=/usr/lib/postgresql/15/bin
+
+work=$(mktemp -d)
+stop_helpers() { rm -rf "$work"; }
+
+# shellcheck source=scripts/bench/lib.sh
+source scripts/bench/lib.sh
+start_release_stack
+
+eval "$(python3 scripts/bench/answers_seed.py "$CONNECTIONS" "$work")"
+wait_for_queues
+
+# wrk's requests, one script per shape (SHAPE replaced below; wrk's done() runs in a Lua state
+# of its own, which sees no argument). Each of wrk's threads takes its own slice of the members
+# and goes round them; each member alternates yes and no.
+threads=2
+cat >"$work/answers.lua.in" <<EOF
+dofile("$work/tokens.lua")
+local counter = 0
+function setup(thread)
+    thread:set("slice", counter)
+    counter = counter + 1
+end
+local shape = "SHAPE"
+function init(args)
+    local per = math.floor(#tokens / $threads)
+    first, last = slice * per + 1, slice * per + per
+    next_member, answered = first, {}
+end
+function request()
+    local member = next_member
+    next_member = next_member == last and first or next_member + 1
+    answered[member] = not answered[member]
+    local event = shape == "one" and events[#events] or events[member]
+    local body = answered[member] and '{"status":"yes"}' or '{"status":"no"}'
+    return wrk.format("POST", "/api/v1/communities/$COMMUNITY/events/" .. event .. "/rsvp",
+        {["Authorization"] = "Bearer " .. tokens[member], ["Content-Type"] = "application/json"}, body)
+end
+function done(summary, latency, requests)
+    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
+        + summary.errors.write + summary.errors.timeout
+    io.write(string.format("client=%s requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
+        shape, summary.requests / (summary.duration / 1e6), errors,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+EOF
+
+for shape in spread one; do sed "s/SHAPE/$shape/" "$work/answers.lua.in" >"$work/$shape.lua"; done
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
+    "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS members and connections, ${SECONDS_PER_RUN}s per run"
+results="$work/results"
+# answers SHAPE: one wrk run, then what each part spent during it.
+answers() {
+    cpu_snapshot >"$work/cpu.before"
+    wrk -t "$threads" -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/$1.lua" http://127.0.0.1:8080 \
+        | grep '^client=' | tee -a "$results"
+    cpu_snapshot >"$work/cpu.after"
+    cpu_used "$work/cpu.before" "$work/cpu.after" "$SECONDS_PER_RUN"
+    wait_for_queues
+}
+# floor CLIENT MODE: one pgbench run of the upsert as the services' role.
+floor() {
+    PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M "$2" \
+        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -f "$work/floor.sql" orbitcove 2>/dev/null \
+        | awk -v client="$1" '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
+            /^latency average/ { average = $4 }
+            END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps, failed }' | tee -a "$results"
+}
+for round in $(seq "$ROUNDS"); do
+    answers spread
+    answers one
+    floor floor prepared
+    floor floor-extended extended
+done
+
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit answers/s --reference floor
