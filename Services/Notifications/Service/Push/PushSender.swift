@@ -115,16 +115,24 @@ struct PushSender: Sendable {
 
     /// The rows' owed pushes: one per device their user has now that has no receipt yet. A row
     /// read since, or whose member has turned pushes off since, is owed nothing.
+    ///
+    /// The rows are picked by id alone first (`MATERIALIZED`, so by the primary key): with
+    /// `push_at IS NOT NULL` beside the ids, PostgreSQL chose the partial index of owed pushes
+    /// whenever its statistics said few were owed, and tested every owed row against the job's
+    /// 499 ids; after many unanswered notices that took 0.6 s per job, growing with every event
+    /// (BENCHMARKS.md, "Notifications").
     static func targets(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws -> [Target] {
         let rows = try await connection.query(
             """
-            WITH due AS (
+            WITH picked AS MATERIALIZED (
+                SELECT * FROM notifications WHERE id = ANY(\(ids))
+            ), due AS (
                 SELECT n.id, n.user_id, n.community_id, n.type::text AS type, n.title, n.body, n.data::text AS data,
                        n.collapse_id,
                        n.read_at IS NULL AND m.notification_prefs -> 'push' IS DISTINCT FROM 'false'::jsonb AS wanted
-                FROM notifications n
+                FROM picked n
                 LEFT JOIN members m ON m.community_id = n.community_id AND m.user_id = n.user_id
-                WHERE n.id = ANY(\(ids)) AND n.push_at IS NOT NULL
+                WHERE n.push_at IS NOT NULL
             ), badges AS (
                 SELECT users.user_id,
                        (SELECT count(*)::int FROM notifications n WHERE n.user_id = users.user_id AND n.read_at IS NULL) AS unread
