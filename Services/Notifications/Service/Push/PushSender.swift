@@ -120,7 +120,9 @@ struct PushSender: Sendable {
     /// `push_at IS NOT NULL` beside the ids, PostgreSQL chose the partial index of owed pushes
     /// whenever its statistics said few were owed, and tested every owed row against the job's
     /// 499 ids; after many unanswered notices that took 0.6 s per job, growing with every event
-    /// (BENCHMARKS.md, "Notifications").
+    /// (BENCHMARKS.md, "Notifications"). The badges are counted in one grouped statement, not
+    /// one count per member: on a new database, before PostgreSQL has statistics for
+    /// `notifications`, each count read the whole table.
     static func targets(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws -> [Target] {
         let rows = try await connection.query(
             """
@@ -134,10 +136,10 @@ struct PushSender: Sendable {
                 LEFT JOIN members m ON m.community_id = n.community_id AND m.user_id = n.user_id
                 WHERE n.push_at IS NOT NULL
             ), badges AS (
-                SELECT users.user_id,
-                       (SELECT count(*)::int FROM notifications n WHERE n.user_id = users.user_id AND n.read_at IS NULL) AS unread
-                FROM (SELECT DISTINCT user_id FROM due
-                      WHERE wanted AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = due.user_id)) users
+                SELECT n.user_id, count(*)::int AS unread FROM notifications n
+                WHERE n.read_at IS NULL AND n.user_id IN (
+                    SELECT user_id FROM due WHERE wanted AND EXISTS (SELECT 1 FROM devices d WHERE d.user_id = due.user_id))
+                GROUP BY n.user_id
             )
             SELECT due.*, badges.unread, d.token, d.environment, d.bundle_id
             FROM due LEFT JOIN badges USING (user_id)
