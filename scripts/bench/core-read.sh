@@ -79,6 +79,8 @@ http {
     }
 }
 CONF
+# nginx's workers run as nobody: they must be able to read the bodies.
+chmod 755 "$work" "$work/static" "$work/static/root" && chmod 644 "$work"/static/root/*.json
 nginx -p "$work/static/" -c "$work/static/nginx.conf" -e "$work/static/logs/error.log"
 static_nginx=1
 for _ in $(seq 100); do

@@ -55,14 +55,18 @@ RETURNS INTEGER LANGUAGE sql AS $$
     SELECT count(*)::integer FROM calendar_placed_changes(event, instance)
 $$;
 
--- One person's answer to an instance, under the instance's lock (taken by the caller): the
--- upsert, then every yes placed again. Returns the answer as it now stands, with the status it
--- replaced (`previous_status`, NULL for a first answer), and every other answer whose place
--- changed (`mine` false). SECURITY INVOKER: the upsert goes through the second wall as the
--- member.
+-- One person's answer to an instance, as one step among the instance's answers: it takes the
+-- instance's lock, checks that the event is as the caller read it (`seen_rows` rows, the
+-- series or single event and the instance's override if it has one, whose `sequence`s add up
+-- to `seen_sequences`; every update moves a row's sequence), upserts the answer and places
+-- every yes again. An edit that committed since the caller read the event (a cancellation, a
+-- new deadline) makes it fail with serialization_failure (40001): the caller reads again and
+-- retries. Returns the answer as it now stands, with the status it replaced
+-- (`previous_status`, NULL for a first answer), and every other answer whose place changed
+-- (`mine` false). SECURITY INVOKER: the upsert goes through the second wall as the member.
 CREATE FUNCTION calendar_answer(
     event UUID, instance TIMESTAMP WITH TIME ZONE, person UUID, dependant UUID, answer rsvp_status, extra INTEGER,
-    remark TEXT
+    remark TEXT, seen_rows INTEGER, seen_sequences BIGINT
 )
 RETURNS TABLE (
     id UUID, user_id UUID, family_member_id UUID, status TEXT, plus_ones INTEGER, note TEXT,
@@ -75,7 +79,15 @@ DECLARE
     previous rsvp_status;
     answered UUID;
     moved UUID[];
+    rows_now INTEGER;
+    sequences_now BIGINT;
 BEGIN
+    PERFORM calendar_lock_instance(event, instance);
+    SELECT count(*), coalesce(sum(e.sequence), 0) INTO rows_now, sequences_now FROM events e
+    WHERE (e.id = event OR (e.recurrence_parent_id = event AND e.recurrence_id = instance)) AND e.deleted_at IS NULL;
+    IF rows_now <> seen_rows OR sequences_now <> seen_sequences THEN
+        RAISE EXCEPTION 'the event changed while the answer was made' USING ERRCODE = 'serialization_failure';
+    END IF;
     SELECT r.status INTO previous FROM rsvps r
     WHERE r.event_id = event AND r.recurrence_id IS NOT DISTINCT FROM instance AND r.user_id = person
       AND r.family_member_id IS NOT DISTINCT FROM dependant;

@@ -2,6 +2,7 @@ import CoreService
 import Foundation
 import OrbitCoveInfra
 import OrbitCoveModels
+import PostgresNIO
 import Testing
 
 /// Answers for members and their dependants, capacities with waitlists, deadlines,
@@ -98,6 +99,48 @@ import Testing
 
     /// A parent's answers and their children's come back with each instance of the window, the
     /// children's in the order they were given, whatever their ids.
+    /// An answer is placed only on the event as it was read: `calendar_answer` takes the
+    /// instance's lock and refuses (serialization_failure, which the store answers by reading
+    /// again) when the event's rows changed since, so a cancellation or a new deadline that
+    /// committed in between is never answered past.
+    @Test func anAnswerIsPlacedOnlyOnTheEventAsItWasRead() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-01T15:00:00Z","capacity":3}"#)
+            try await withTestDatabase { database in
+                let sequence = try await count(
+                    "SELECT sequence FROM events WHERE id = \(event.id)", in: database)
+                func answer(seen: Int) async throws -> Int {
+                    try await database.transaction(userId: ada.id) { connection in
+                        try await connection.query(
+                            """
+                            SELECT * FROM calendar_answer(\(event.id), NULL, \(ada.id), NULL, 'yes', 0, NULL, 1, \(seen)::bigint)
+                            """, logger: TestEnvironment.logger
+                        ).collect().count
+                    }
+                }
+                await #expect {
+                    _ = try await answer(seen: sequence - 1)
+                } throws: { error in
+                    (error as? PSQLError)?.serverInfo?[.sqlState] == "40001"
+                }
+                let answered = try await answer(seen: sequence)
+                #expect(answered == 1)
+            }
+            // Through the API the answer is made on the event as it is now.
+            let edited = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach, json: #"{"title":"Final"}"#)
+            #expect(edited.status == .ok)
+            let rsvp = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp", as: ada, json: #"{"status":"no"}"#)
+            #expect(rsvp.status == .ok)
+        }
+    }
+
     @Test func aParentSeesTheirChildrensAnswersInTheOrderGiven() async throws {
         try await CoreHarness.run { api in
             let (coach, ben) = (try await api.signIn("Coach"), try await api.signIn("Ben"))

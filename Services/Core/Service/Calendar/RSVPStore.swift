@@ -26,17 +26,25 @@ struct RSVPStore: Sendable {
     )
         async throws -> EventRSVP
     {
+        // An edit that commits between reading the event and placing the answer makes the
+        // answer fail with serialization_failure; it is made again on the event as it now is.
+        var attempt = 1
+        while true {
+            do {
+                return try await answerOnce(answer, to: eventId, granted: granted, request: request)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "40001" && attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+
+    private func answerOnce(
+        _ answer: Answer, to eventId: UUID, granted: CommunityGate.Granted, request: RequestFacts
+    ) async throws -> EventRSVP {
         let user = granted.userId
         return try await writes.change(in: granted.communityId, by: user, request: request) { change, connection in
-            // The instance's lock first, by what the request names, so that everything below is
-            // read under it: an edit that committed before (a cancellation, a new deadline)
-            // counts, and the answer and its place are one step among the instance's answers.
-            let locked = try await Self.lock(
-                named: eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection,
-                logger: logger)
-            let (key, instance) = try await self.instance(
+            let (key, instance, seen) = try await self.instance(
                 eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
-            if key != locked { try await Self.lock(key, on: connection, logger: logger) }
             if instance.cancelled { throw CalendarErrors.cancelled }
             if let deadline = instance.rsvpDeadline, Date() > deadline { throw CalendarErrors.rsvpClosed }
             if let dependant = answer.familyMemberId {
@@ -47,7 +55,8 @@ struct RSVPStore: Sendable {
                     throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
                 }
             }
-            let answered = try await Self.answer(answer, of: user, to: key, on: connection, logger: logger)
+            let answered = try await Self.answer(
+                answer, of: user, to: key, asRead: seen, on: connection, logger: logger)
             guard let mine = answered.first(where: \.mine) else { throw APIError.forbidden }
             change.touched(answered.count(where: \.mine))
             let summary = instance.summary(recurrenceId: key.recurrenceId, seriesId: key.eventId)
@@ -76,17 +85,19 @@ struct RSVPStore: Sendable {
         var mine: Bool
     }
 
-    /// Upserts one answer and places the instance's yeses again, in one statement; call under
-    /// the instance's lock.
+    /// Takes the instance's lock, checks that its rows are as read, upserts one answer and
+    /// places the instance's yeses again, in one statement.
     private static func answer(
-        _ answer: Answer, of user: UUID, to key: InstanceKey, on connection: PostgresConnection, logger: Logger
+        _ answer: Answer, of user: UUID, to key: InstanceKey, asRead seen: Seen, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> [Answered] {
         var answered: [Answered] = []
         let rows = try await connection.query(
             """
             SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
             FROM calendar_answer(\(key.eventId), \(key.recurrenceId)::timestamptz, \(user), \(answer.familyMemberId)::uuid,
-                                 \(answer.status.rawValue)::rsvp_status, \(answer.plusOnes)::integer, \(answer.note)::text)
+                                 \(answer.status.rawValue)::rsvp_status, \(answer.plusOnes)::integer, \(answer.note)::text,
+                                 \(seen.rows)::integer, \(seen.sequences)::bigint)
             """, logger: logger)
         for try await row in rows {
             var cells = RowReader(row)
@@ -117,7 +128,7 @@ struct RSVPStore: Sendable {
         -> EventAttendance
     {
         try await database.transaction(userId: granted.userId) { connection in
-            let (key, instance) = try await self.instance(
+            let (key, instance, _) = try await self.instance(
                 eventId, recurrenceId: recurrenceId, in: granted.communityId, on: connection, logger: logger)
             let placed = try await Self.placed(key, on: connection, logger: logger)
             func rank(_ answer: Placed) -> Int {
@@ -139,11 +150,25 @@ struct RSVPStore: Sendable {
         }
     }
 
+    /// The rows an instance was read from, for `calendar_answer` to check they have not
+    /// changed: how many (the series or single event, and the instance's override if it has
+    /// one) and their `sequence`s added up.
+    struct Seen {
+        var rows: Int
+        var sequences: Int
+
+        init(_ records: EventRecord...) {
+            rows = records.count
+            sequences = records.reduce(0) { $0 + $1.sequence }
+        }
+    }
+
     /// The instance an answer is for: its key (the series and original start, or the single
-    /// event) and its record as it stands (cancelled when its series or the instance was).
+    /// event), its record as it stands (cancelled when its series or the instance was), and
+    /// the rows it was read from.
     private func instance(
         _ eventId: UUID, recurrenceId: Date?, in community: UUID, on connection: PostgresConnection, logger: Logger
-    ) async throws -> (InstanceKey, EventRecord) {
+    ) async throws -> (InstanceKey, EventRecord, Seen) {
         let stored = try await events.load(eventId, in: community, on: connection, logger: logger)
         if stored.isSeries, recurrenceId == nil {
             throw APIError.validation(["recurrenceId": "is required for an instance of a recurring series"])
@@ -152,10 +177,11 @@ struct RSVPStore: Sendable {
         let (series, found) = try await events.instance(
             of: stored, recurrenceId: recurrenceId, on: connection, logger: logger)
         guard let series, var instance = found, let start = instance.recurrenceId ?? recurrenceId else {
-            return (InstanceKey(eventId: stored.id, recurrenceId: nil), stored)
+            return (InstanceKey(eventId: stored.id, recurrenceId: nil), stored, Seen(stored))
         }
+        let seen = instance.isOverride ? Seen(series, instance) : Seen(series)
         instance.cancelled = instance.cancelled || series.cancelled || series.exceptionDates.contains(start)
-        return (InstanceKey(eventId: series.id, recurrenceId: start), instance)
+        return (InstanceKey(eventId: series.id, recurrenceId: start), instance, seen)
     }
 
     /// One answer with its place: whether a yes waits for a place.
@@ -202,30 +228,6 @@ struct RSVPStore: Sendable {
     static func lock(_ key: InstanceKey, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             "SELECT 1 FROM calendar_lock_instance(\(key.eventId), \(key.recurrenceId)::timestamptz)", logger: logger)
-    }
-
-    /// Takes the lock of the instance the request names, before anything about it is read: an
-    /// override names its series and original start; a series, `recurrenceId`'s instance; a
-    /// single event, itself. Returns the key locked (the event's own id when it is not the
-    /// community's: reading it then fails as it would have).
-    static func lock(
-        named eventId: UUID, recurrenceId: Date?, in community: UUID, on connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> InstanceKey {
-        let rows = try await connection.query(
-            """
-            SELECT key.event_id, key.instance FROM (
-                SELECT coalesce(e.recurrence_parent_id, e.id) AS event_id,
-                       CASE WHEN e.recurrence_parent_id IS NULL THEN \(recurrenceId)::timestamptz
-                            ELSE e.recurrence_id END AS instance
-                FROM events e WHERE e.id = \(eventId) AND e.community_id = \(community)
-            ) key, LATERAL calendar_lock_instance(key.event_id, key.instance)
-            """, logger: logger)
-        for try await row in rows {
-            var cells = RowReader(row)
-            return InstanceKey(eventId: try cells.next("event_id"), recurrenceId: try cells.next("instance"))
-        }
-        return InstanceKey(eventId: eventId, recurrenceId: recurrenceId)
     }
 
     /// Places every yes to the instance against its capacity again (in answer order) and
