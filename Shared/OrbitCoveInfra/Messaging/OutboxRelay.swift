@@ -29,7 +29,7 @@ package final class OutboxRelay: Service, Sendable {
 
     package init(
         database: Database, publisher: AMQPPublisher, appId: String, batchSize: Int = 200,
-        pollInterval: Duration = .seconds(1), lease: Duration = .seconds(30), retention: Duration = .seconds(7 * 86400),
+        pollInterval: Duration = .seconds(5), lease: Duration = .seconds(30), retention: Duration = .seconds(7 * 86400),
         logger: Logger
     ) {
         self.database = database
