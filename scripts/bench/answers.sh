@@ -28,12 +28,14 @@ PG_BIN=/usr/lib/postgresql/15/bin
 
 work=$(mktemp -d)
 stop_helpers() { rm -rf "$work"; }
+trap stop_helpers EXIT
 
 # shellcheck source=scripts/bench/lib.sh
 source scripts/bench/lib.sh
 start_release_stack
 
-eval "$(python3 scripts/bench/answers_seed.py "$CONNECTIONS" "$work")"
+seeded=$(python3 scripts/bench/answers_seed.py "$CONNECTIONS" "$work")
+eval "$seeded"
 wait_for_queues
 
 # wrk's requests, one script per shape (SHAPE replaced below; wrk's done() runs in a Lua state
@@ -90,7 +92,6 @@ floor() {
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M "$2" \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -f "$work/floor.sql" orbitcove 2>/dev/null \
         | awk -v client="$1" '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
-            /^latency average/ { average = $4 }
             END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps, failed }' | tee -a "$results"
 }
 for round in $(seq "$ROUNDS"); do

@@ -41,12 +41,14 @@ stop_helpers() {
     if [[ -n $static_nginx ]]; then nginx -p "$work/static/" -c "$work/static/nginx.conf" -s quit 2>/dev/null || true; fi
     rm -rf "$work"
 }
+trap stop_helpers EXIT
 
 # shellcheck source=scripts/bench/lib.sh
 source scripts/bench/lib.sh
 start_release_stack
 
-eval "$(python3 scripts/bench/core_read_seed.py "$MEMBERS")"
+seeded=$(python3 scripts/bench/core_read_seed.py "$MEMBERS")
+eval "$seeded"
 community_path=/api/v1/communities/$COMMUNITY
 members_path="/api/v1/communities/$COMMUNITY/members?limit=20"
 
@@ -87,6 +89,7 @@ for _ in $(seq 100); do
     curl -fsS -o /dev/null http://127.0.0.1:8092/health 2>/dev/null && break
     sleep 0.1
 done
+curl -fsS -o /dev/null http://127.0.0.1:8092/health || { echo "the uncached core did not start" >&2; exit 1; }
 
 # One script per client (CLIENT replaced below: wrk's done() runs in a Lua state of its own).
 cat >"$work/requests.lua.in" <<EOF

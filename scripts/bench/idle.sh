@@ -17,6 +17,7 @@ ROUNDS=${2:-3}
 
 work=$(mktemp -d)
 stop_helpers() { rm -rf "$work"; }
+trap stop_helpers EXIT
 
 # shellcheck source=scripts/bench/lib.sh
 source scripts/bench/lib.sh
@@ -25,7 +26,7 @@ wait_for_queues
 sleep 10
 
 transactions() {
-    PGPASSWORD=orbitcove_owner psql -X -At -h 127.0.0.1 -p 55432 -U orbitcove_owner orbitcove \
+    PGPASSWORD=orbitcove_owner /usr/lib/postgresql/15/bin/psql -X -At -h 127.0.0.1 -p 55432 -U orbitcove_owner orbitcove \
         -c "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'orbitcove'"
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores; idle, ${SECONDS_PER_RUN}s per round"

@@ -24,13 +24,46 @@ package enum Outbox {
     ) async throws -> UUID {
         let data = String(decoding: try JSONCoding.encoder.encode(envelope.data), as: UTF8.self)
         written?.set()
-        try await connection.query(
-            """
-            INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, actor_id, data, traceparent)
-            VALUES (\(envelope.id), \(queue), \(envelope.type), \(envelope.version), \(envelope.occurredAt),
-                    \(envelope.communityId), \(envelope.actorId), \(data)::jsonb, \(traceparent))
-            """, logger: logger)
+        let row = OutboxRow(
+            id: envelope.id, queue: queue, type: envelope.type, version: envelope.version,
+            occurredAt: envelope.occurredAt, communityId: envelope.communityId, actorId: envelope.actorId, data: data,
+            traceparent: traceparent)
+        for try await _ in try await connection.query(row, logger: logger) {}
         return envelope.id
+    }
+}
+
+/// The outbox row every announced change writes, prepared once per connection.
+struct OutboxRow: PreparedRows {
+    static let sql = """
+        INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, actor_id, data, traceparent)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)
+        """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .uuid, .text, .text, .int8, .timestamptz, .uuid, .uuid, .text, .text,
+    ]
+    var id: UUID
+    var queue: String
+    var type: String
+    var version: Int
+    var occurredAt: Date
+    var communityId: UUID?
+    var actorId: UUID?
+    var data: String
+    var traceparent: String?
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 9)
+        bindings.append(id)
+        bindings.append(queue)
+        bindings.append(type)
+        bindings.append(version)
+        bindings.append(occurredAt)
+        bindings.append(communityId)
+        bindings.append(actorId)
+        bindings.append(data)
+        bindings.append(traceparent)
+        return bindings
     }
 }
 

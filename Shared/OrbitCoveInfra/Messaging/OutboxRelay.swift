@@ -55,6 +55,8 @@ package final class OutboxRelay: Service, Sendable {
                 // poll claims only when `outbox_backlog()` finds something unpublished, so an idle
                 // service costs one small statement per interval.
                 let (ticks, tick) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
+                // At the start, whatever was left (a restart, a commit before the stream existed).
+                tick.yield(true)
                 group.addTask { for await _ in wakeups { tick.yield(true) } }
                 group.addTask {
                     while !Task.isCancelled {
@@ -67,6 +69,10 @@ package final class OutboxRelay: Service, Sendable {
                 for await woken in ticks {
                     if Task.isCancelled { break }
                     do {
+                        if ContinuousClock.now - lastPruned >= .seconds(600) {
+                            lastPruned = ContinuousClock.now
+                            try await self.prune()
+                        }
                         if !woken || ContinuousClock.now - lastMeasured >= .seconds(5) {
                             lastMeasured = ContinuousClock.now
                             let status = try await OutboxStatus.read(from: self.database, logger: self.logger)
@@ -74,13 +80,12 @@ package final class OutboxRelay: Service, Sendable {
                             self.oldestAge.record(status.oldestUnpublishedAge ?? 0)
                             if !woken && status.unpublished == 0 { continue }
                         }
-                        while try await self.relayBatch() == self.batchSize {}
+                        // Until a claim finds nothing: a row that waited behind one of its
+                        // community's rows in flight here (another replica skipped it) is taken
+                        // by this relay once that one is published, not left for a poll.
+                        while try await self.relayBatch() > 0 {}
                         backoff.reset()
                         await self.publisher.keepAlive()
-                        if ContinuousClock.now - lastPruned >= .seconds(600) {
-                            lastPruned = ContinuousClock.now
-                            try await self.prune()
-                        }
                     } catch {
                         if Task.isCancelled { break }
                         self.failures.increment()

@@ -124,3 +124,68 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
     SELECT count(*)::integer, extract(epoch FROM now() - min(created_at))::double precision
     FROM outbox WHERE published_at IS NULL
 $$;
+REVOKE EXECUTE ON FUNCTION outbox_backlog() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION outbox_backlog() TO orbitcove_app;
+
+-- Each instance's counts follow every answer by what it changed, instead of counting the
+-- instance's answers again: a recount read every answer of the instance through an index
+-- whose dead entries grow with every rewritten answer (each answer moves `updated_at`, which
+-- idx_rsvps_user indexes, so no update is HOT), and cost more the busier the event. An
+-- instance without a counts row yet is counted whole once (count_instance_answers).
+CREATE FUNCTION count_answer_delta(
+    event UUID, instance TIMESTAMP WITH TIME ZONE, d_going INTEGER, d_seats INTEGER, d_maybe INTEGER,
+    d_declined INTEGER, d_waitlisted INTEGER
+) RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+BEGIN
+    IF d_going = 0 AND d_seats = 0 AND d_maybe = 0 AND d_declined = 0 AND d_waitlisted = 0 THEN
+        RETURN;
+    END IF;
+    UPDATE event_instance_counts c
+    SET going = c.going + d_going, seats = c.seats + d_seats, maybe = c.maybe + d_maybe,
+        declined = c.declined + d_declined, waitlisted = c.waitlisted + d_waitlisted
+    WHERE c.event_id = event AND (c.recurrence_id = instance OR (c.recurrence_id IS NULL AND instance IS NULL));
+    IF NOT FOUND THEN
+        PERFORM count_instance_answers(event, instance);
+    END IF;
+END $$;
+
+CREATE OR REPLACE FUNCTION rsvps_count() RETURNS TRIGGER LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+DECLARE
+    -- What the old and the new row add to their instance's counts, as count_instance_answers
+    -- counts them: a yes with a place is going and takes 1 + plus_ones seats.
+    o_going INTEGER := 0; o_seats INTEGER := 0; o_maybe INTEGER := 0; o_declined INTEGER := 0; o_waiting INTEGER := 0;
+    n_going INTEGER := 0; n_seats INTEGER := 0; n_maybe INTEGER := 0; n_declined INTEGER := 0; n_waiting INTEGER := 0;
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        IF OLD.status = 'yes' AND OLD.waitlisted IS FALSE THEN
+            o_going := 1;
+            o_seats := coalesce(1 + OLD.plus_ones, 0);
+        END IF;
+        o_maybe := (OLD.status = 'maybe')::integer;
+        o_declined := (OLD.status = 'no')::integer;
+        o_waiting := (OLD.waitlisted IS TRUE)::integer;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        IF NEW.status = 'yes' AND NEW.waitlisted IS FALSE THEN
+            n_going := 1;
+            n_seats := coalesce(1 + NEW.plus_ones, 0);
+        END IF;
+        n_maybe := (NEW.status = 'maybe')::integer;
+        n_declined := (NEW.status = 'no')::integer;
+        n_waiting := (NEW.waitlisted IS TRUE)::integer;
+    END IF;
+    IF TG_OP = 'UPDATE' AND NEW.event_id = OLD.event_id AND NEW.recurrence_id IS NOT DISTINCT FROM OLD.recurrence_id THEN
+        PERFORM count_answer_delta(NEW.event_id, NEW.recurrence_id, n_going - o_going, n_seats - o_seats,
+                                   n_maybe - o_maybe, n_declined - o_declined, n_waiting - o_waiting);
+    ELSE
+        IF TG_OP <> 'INSERT' THEN
+            PERFORM count_answer_delta(OLD.event_id, OLD.recurrence_id, -o_going, -o_seats, -o_maybe, -o_declined,
+                                       -o_waiting);
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            PERFORM count_answer_delta(NEW.event_id, NEW.recurrence_id, n_going, n_seats, n_maybe, n_declined,
+                                       n_waiting);
+        END IF;
+    END IF;
+    RETURN NULL;
+END $$;

@@ -20,14 +20,21 @@ struct EventRows: Sendable {
     func load(
         _ id: UUID, in community: UUID, forUpdate: Bool = false, on connection: PostgresConnection, logger: Logger
     ) async throws -> EventRecord {
-        for try await row in try await connection.query(
-            """
-            SELECT \(unescaped: EventRecord.columns) FROM events e
-            WHERE e.id = \(id) AND e.community_id = \(community) AND e.deleted_at IS NULL
-            \(unescaped: forUpdate ? "FOR NO KEY UPDATE" : "")
-            """, logger: logger)
-        {
-            return try decode(row)
+        if forUpdate {
+            for try await row in try await connection.query(
+                """
+                SELECT \(unescaped: EventRecord.columns) FROM events e
+                WHERE e.id = \(id) AND e.community_id = \(community) AND e.deleted_at IS NULL
+                FOR NO KEY UPDATE
+                """, logger: logger)
+            {
+                return try decode(row)
+            }
+        } else {
+            // Every answer and event read starts here: prepared once per connection.
+            for try await row in try await connection.query(EventRow(id: id, communityId: community), logger: logger) {
+                return try decode(row)
+            }
         }
         throw CalendarErrors.eventNotFound
     }
@@ -121,5 +128,22 @@ struct EventRows: Sendable {
             WHERE id = \(event.id) AND deleted_at IS NULL
             RETURNING 1
             """, logger: logger)
+    }
+}
+
+/// One live event of a community, by id.
+struct EventRow: PreparedRows {
+    static let sql = """
+        SELECT \(EventRecord.columns) FROM events e
+        WHERE e.id = $1 AND e.community_id = $2 AND e.deleted_at IS NULL
+        """
+    var id: UUID
+    var communityId: UUID
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(id)
+        bindings.append(communityId)
+        return bindings
     }
 }

@@ -27,12 +27,14 @@ struct RSVPStore: Sendable {
         async throws -> EventRSVP
     {
         // An edit that commits between reading the event and placing the answer makes the
-        // answer fail with serialization_failure; it is made again on the event as it now is.
+        // answer fail with serialization_failure; it is made again on the event as it now is,
+        // and after three such edits in a row the caller is asked to try again.
         var attempt = 1
         while true {
             do {
                 return try await answerOnce(answer, to: eventId, granted: granted, request: request)
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "40001" && attempt < 3 {
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "40001" {
+                guard attempt < 3 else { throw Database.unavailable }
                 attempt += 1
             }
         }
@@ -93,12 +95,9 @@ struct RSVPStore: Sendable {
     ) async throws -> [Answered] {
         var answered: [Answered] = []
         let rows = try await connection.query(
-            """
-            SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
-            FROM calendar_answer(\(key.eventId), \(key.recurrenceId)::timestamptz, \(user), \(answer.familyMemberId)::uuid,
-                                 \(answer.status.rawValue)::rsvp_status, \(answer.plusOnes)::integer, \(answer.note)::text,
-                                 \(seen.rows)::integer, \(seen.sequences)::bigint)
-            """, logger: logger)
+            AnswerStatement(
+                eventId: key.eventId, recurrenceId: key.recurrenceId, userId: user, answer: answer, seen: seen),
+            logger: logger)
         for try await row in rows {
             var cells = RowReader(row)
             let _: UUID = try cells.next("id")
@@ -272,5 +271,35 @@ struct RSVPStore: Sendable {
                     waitlisted: try cells.next("waitlisted")))
         }
         return placed
+    }
+}
+
+/// `calendar_answer` (migration 0026), prepared once per connection: every answer runs it.
+struct AnswerStatement: PreparedRows {
+    static let sql = """
+        SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
+        FROM calendar_answer($1, $2, $3, $4, $5::rsvp_status, $6::integer, $7, $8::integer, $9)
+        """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .uuid, .timestamptz, .uuid, .uuid, .text, .int8, .text, .int8, .int8,
+    ]
+    var eventId: UUID
+    var recurrenceId: Date?
+    var userId: UUID
+    var answer: RSVPStore.Answer
+    var seen: RSVPStore.Seen
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 9)
+        bindings.append(eventId)
+        bindings.append(recurrenceId)
+        bindings.append(userId)
+        bindings.append(answer.familyMemberId)
+        bindings.append(answer.status.rawValue)
+        bindings.append(answer.plusOnes)
+        bindings.append(answer.note)
+        bindings.append(seen.rows)
+        bindings.append(seen.sequences)
+        return bindings
     }
 }
