@@ -106,20 +106,23 @@ import Testing
     /// connection. BLPOP on an empty list blocks this one connection (not Redis) for its time.
     @Test func aReplyAfterItsCallerTimedOutIsDroppedAndLaterRepliesStayInOrder() async throws {
         let key = self.key
+        // Timeouts with room for a machine loaded by the whole suite: a command may take 1.5 s;
+        // BLPOP blocks for 2 s, past it.
         let redis = RedisClient(
-            settings: try RedisSettings(url: TestEnvironment.redisURL), connections: 1, timeout: .milliseconds(600),
-            socketTimeout: .seconds(5), logger: TestEnvironment.logger)
+            settings: try RedisSettings(url: TestEnvironment.redisURL), connections: 1, timeout: .milliseconds(1500),
+            socketTimeout: .seconds(10), logger: TestEnvironment.logger)
         try await withServices([redis]) {
             for index in 0..<5 { try await redis.set("\(key):\(index)", "value \(index)", expiresIn: 60) }
             let connection = try await redis.command(["CLIENT", "ID"]).integer
-            let blocked = Task { try await redis.command(["BLPOP", "\(key):empty", "1"]) }
+            let blocked = Task { try await redis.command(["BLPOP", "\(key):empty", "2"]) }
             try await Task.sleep(for: .milliseconds(50))
             // Queued behind it on the connection, this one gives up too (two failures: the
             // breaker opens at three).
             let queued = Task { try await redis.get("\(key):0") }
             await #expect(throws: RedisError.self) { try await blocked.value }
             _ = try? await queued.value
-            // Sent once both gave up, answered once BLPOP's nil came (after 1 s).
+            // Sent once both gave up, before BLPOP's nil comes (after 2 s): queued behind the two
+            // late replies, each must get its own.
             for index in 0..<5 { #expect(try await redis.get("\(key):\(index)") == "value \(index)") }
             #expect(try await redis.command(["CLIENT", "ID"]).integer == connection)
             try await redis.delete((0..<5).map { "\(key):\($0)" })
