@@ -41,6 +41,68 @@ import Testing
         }
     }
 
+    static func standings(_ rows: PostgresRowSequence) async throws -> [String] {
+        var standings: [String] = []
+        for try await (id, deleted, role) in rows.decode((UUID, Bool, String).self) {
+            standings.append("\(id) deleted: \(deleted) role: \(role)")
+        }
+        return standings
+    }
+
+    /// The gate reads a caller's standing outside a transaction, through
+    /// `app_community_standing` (migration 0028): for every pair of user and community it must
+    /// answer exactly what a transaction entered as that user sees of the community and of the
+    /// user's own membership row: a member, one who left, an outsider, a deleted community.
+    @Test func theGatesStandingIsWhatTheWallShows() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben, eve) = (
+                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
+            )
+            let tigers = try await api.community(by: ada)
+            let lions = try await api.community(by: eve)
+            let closed = try await api.community(by: ada)
+            try await api.join(ben, tigers, invitedBy: ada)
+            try await api.join(ben, lions, invitedBy: eve)
+            #expect(try await api.call(.post, "/api/v1/communities/\(lions.id)/leave", as: ben).status == .noContent)
+            #expect(try await api.call(.delete, "/api/v1/communities/\(closed.id)", as: ada).status == .noContent)
+            try await withTestDatabase { db in
+                for user in [ada.id, ben.id, eve.id, UUID()] {
+                    for community in [tigers.id, lions.id, closed.id, UUID()] {
+                        let walled = try await db.transaction(userId: user) { connection in
+                            let rows = try await connection.query(
+                                """
+                                SELECT c.id, c.deleted_at IS NOT NULL, m.role::text FROM communities c
+                                JOIN members m ON m.community_id = c.id AND m.user_id = \(user) AND m.left_at IS NULL
+                                WHERE c.id = \(community)
+                                """, logger: TestEnvironment.logger)
+                            return try await Self.standings(rows)
+                        }
+                        let standing = try await db.withConnection { connection in
+                            let rows = try await connection.query(
+                                """
+                                SELECT id, deleted_at IS NOT NULL, role FROM app_community_standing(\(community), \(user))
+                                """, logger: TestEnvironment.logger)
+                            return try await Self.standings(rows)
+                        }
+                        #expect(standing == walled, "user \(user), community \(community)")
+                    }
+                }
+                // The pairs that must be visible are: Ada in both of hers (one deleted), Ben in
+                // the Tigers, Eve in the Lions.
+                let visible = try await db.withConnection { connection in
+                    let rows = try await connection.query(
+                        """
+                        SELECT s.id FROM unnest(\([ada.id, ben.id, eve.id])::uuid[]) AS u(id),
+                             unnest(\([tigers.id, lions.id, closed.id])::uuid[]) AS c(id),
+                             LATERAL app_community_standing(c.id, u.id) AS s
+                        """, logger: TestEnvironment.logger)
+                    return try await rows.collect()
+                }
+                #expect(visible.count == 4)
+            }
+        }
+    }
+
     /// The list was read for one user: a transaction that then names another user by hand
     /// sees that user's communities, never the first one's.
     @Test func theCommunitiesReadBelongToTheUserTheyWereReadFor() async throws {

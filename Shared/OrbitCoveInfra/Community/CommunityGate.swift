@@ -94,10 +94,13 @@ package struct CommunityGate: Sendable {
         var role: MemberRole?
     }
 
+    /// One statement, outside a transaction: `app_community_standing` (migration 0028) applies
+    /// `communities_read`'s rule to this one pair, so a transaction entered as the user (four
+    /// round trips) is not needed to read it.
     private func fetch(_ communityId: UUID, _ userId: UUID) async throws -> Loaded? {
-        try await database.transaction(userId: userId) { connection in
+        try await database.withConnection { connection in
             let rows = try await connection.query(
-                CommunityAccessRow(communityId: communityId, userId: userId), logger: logger)
+                CommunityStanding(communityId: communityId, userId: userId), logger: logger)
             for try await row in rows {
                 var cells = RowReader(row)
                 let record = try CommunityRecord.read(&cells)
@@ -109,15 +112,11 @@ package struct CommunityGate: Sendable {
     }
 }
 
-/// The community and the caller's role in it: what the gate reads on a cache miss, on most
-/// requests of a community not read for a while (prepared once per connection).
-struct CommunityAccessRow: PreparedRows {
-    static let sql = """
-        SELECT \(CommunityRecord.columns), m.role::text AS role
-        FROM communities c
-        LEFT JOIN members m ON m.community_id = c.id AND m.user_id = $2 AND m.left_at IS NULL
-        WHERE c.id = $1
-        """
+/// The community and the caller's role in it, when the caller is a member: what the gate
+/// reads on a cache miss, on most requests of a community not read for a while (prepared once
+/// per connection). Its columns are ``CommunityRecord/columns``, then `role`.
+struct CommunityStanding: PreparedRows {
+    static let sql = "SELECT * FROM app_community_standing($1, $2)"
     var communityId: UUID
     var userId: UUID
 

@@ -74,11 +74,10 @@ package struct Database: Sendable {
         scope: AccessScope?, isolation: IsolationLevel = .readCommitted,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        guard breaker.allowsCall() else { throw Self.unavailable }
         let written = Outbox.Written()
         defer { if written.isSet { outboxWakeups.wake() } }
-        do {
-            let result = try await Outbox.$written.withValue(written) {
+        return try await guarded {
+            try await Outbox.$written.withValue(written) {
                 try await withBoundedWait { connection in
                     try await connection.withTransaction(logger: logger) { connection in
                         if isolation == .repeatableRead {
@@ -108,6 +107,26 @@ package struct Database: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// Runs `body` on a pooled connection outside any transaction: each statement is its own,
+    /// with no user scope, so row-level security shows it nothing. Only for a statement whose
+    /// access rule is the statement itself (a `SECURITY DEFINER` function that applies a
+    /// policy's rule to the ids it is given, such as `app_community_standing`): one round trip
+    /// where a transaction takes four. Same bounded wait and breaker as ``transaction(scope:isolation:_:)``.
+    package func withConnection<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await guarded { try await withBoundedWait(body) }
+    }
+
+    /// Runs `work` past the breaker, recording its outcome, and turns losing the database into
+    /// a 503.
+    private func guarded<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {
+        guard breaker.allowsCall() else { throw Self.unavailable }
+        do {
+            let result = try await work()
             breaker.succeeded()
             return result
         } catch let error as PostgresTransactionError {
