@@ -9,9 +9,11 @@ Two roles in one file:
   one to revoke), a spare community for the delete/restore/leave operations, a family member,
   and in the community a weekly series with a capacity (answered so that someone waits on
   its waitlist) and a spare event to delete, plus two calendar feeds, one to read and one to
-  revoke. It writes DIR/state.json (ids and tokens) and DIR/schemathesis.toml, whose
-  dictionaries make generated path parameters (and the series' instance starts, a valid
-  window, the feed's address) name those resources most of the time.
+  revoke; and in its feed a post (mentioning the member, who comments on it and reacts), a
+  poll (the member voted) and a spare post and a spare reply to delete. It writes
+  DIR/state.json (ids and tokens) and DIR/schemathesis.toml, whose dictionaries make
+  generated path parameters (and the series' instance starts, a valid window, the feed's
+  address) name those resources most of the time.
 - Loaded by schemathesis as its hooks module (SCHEMATHESIS_HOOKS=schemathesis_hooks, with
   ORBITCOVE_SCHEMATHESIS_STATE naming state.json), it puts a real access token on every request
   that carries the configured placeholder token: the token of the user who owns the resource in
@@ -148,6 +150,44 @@ def seed_calendar(base: str, item: dict[str, Any], owner: dict[str, Any], member
     return instances
 
 
+def seed_feed(base: str, item: dict[str, Any], owner: dict[str, Any], member: dict[str, Any],
+              closes: datetime) -> None:
+    """In the item's community, as its owner: a text post that mentions the member, who comments
+    on it and reacts to it; a poll taking several choices, which the member votes in; a spare post
+    (sharing the seeded series) and a spare reply (to the member's comment) to delete. Checks that
+    the feed and its search find the post."""
+    token = owner["token"]
+    path = f"/api/v1/communities/{item['community']}"
+    post = expect(base, 201, "POST", f"{path}/posts",
+                  {"content": "Schemathesis says hello", "mentions": [item["member"]]}, token)
+    poll = expect(base, 201, "POST", f"{path}/posts", {
+        "type": "poll",
+        "content": "Kit colours for next season",
+        "pollData": {"question": "Which away kit?", "options": ["Green", "Navy", "Orange"],
+                     "allowMultiple": True, "closesAt": timestamp(closes)},
+    }, token)
+    spare = expect(base, 201, "POST", f"{path}/posts", {"type": "event_share", "linkedEventId": item["event"]}, token)
+    comment = expect(base, 201, "POST", f"{path}/posts/{post['id']}/comments",
+                     {"content": "Hello back"}, member["token"])
+    spare_comment = expect(base, 201, "POST", f"{path}/posts/{post['id']}/comments",
+                           {"content": "A reply to delete", "parentId": comment["id"]}, token)
+    expect(base, 200, "POST", f"{path}/posts/{post['id']}/reactions", {"type": "celebrate"}, member["token"])
+    expect(base, 200, "POST", f"{path}/posts/{poll['id']}/votes", {"optionIndexes": [1]}, member["token"])
+    feed = expect(base, 200, "GET", f"{path}/posts?limit=20", None, token)
+    if not {post["id"], poll["id"], spare["id"]} <= {entry["id"] for entry in feed}:
+        raise SeedError(f"the feed does not list the seeded posts: {feed}")
+    found = expect(base, 200, "GET", f"{path}/posts?q=hello", None, token)
+    if post["id"] not in {entry["id"] for entry in found}:
+        raise SeedError(f"searching the feed for 'hello' does not find the seeded post: {found}")
+    item.update({
+        "post": post["id"],
+        "poll": poll["id"],
+        "sparePost": spare["id"],
+        "comment": comment["id"],
+        "spareComment": spare_comment["id"],
+    })
+
+
 def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
     run = uuid.uuid4().hex[:12]
     users = []
@@ -192,6 +232,9 @@ def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
     instances: list[str] = []
     for index, item in enumerate(seeded):
         instances = seed_calendar(base, item, users[index], users[(index + 1) % len(users)], start)
+    # Each community's feed; its poll stays open for the whole run.
+    for index, item in enumerate(seeded):
+        seed_feed(base, item, users[index], users[(index + 1) % len(users)], start + timedelta(days=30))
     calendar = {
         "recurrenceIds": instances[:4],
         "windowFrom": timestamp(start - timedelta(days=1)),
@@ -253,6 +296,10 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "feedFiles": [item["feedFile"] for item in seeded],
         "devices": [item["device"] for item in seeded],
         "notifications": list(state["notifications"]),
+        "posts": [item[key] for item in seeded for key in ("post", "poll")],
+        "sparePosts": [item["sparePost"] for item in seeded],
+        "comments": [item["comment"] for item in seeded],
+        "spareComments": [item["spareComment"] for item in seeded],
     }
     lines = [
         "# Written by scripts/schemathesis_hooks.py for one run of scripts/schemathesis.sh.",
@@ -294,6 +341,10 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         f'"query.communityId" = {binding("communities")}',
         f'"path.token" = {binding("devices")}',
         f'"path.notificationId" = {binding("notifications")}',
+        f'"path.postId" = {binding("posts")}',
+        f'"path.commentId" = {binding("comments")}',
+        f'"body.parentId" = {binding("comments")}',
+        f'"body.linkedEventId" = {binding("events")}',
         "",
         "# Deleting, restoring and leaving act on each user's spare community, so the community the",
         "# other operations use stays there (and keeps its admin) for the whole run.",
@@ -306,6 +357,16 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "[[operations]]",
         'include-operation-id = "deleteEvent"',
         f'parameters = {{ "path.eventId" = {binding("spareEvents")} }}',
+        "",
+        "# Likewise deleting posts and comments acts on each feed's spare post and spare reply, so",
+        "# the seeded post, poll and comment stay for the run.",
+        "[[operations]]",
+        'include-operation-id = "deletePost"',
+        f'parameters = {{ "path.postId" = {binding("sparePosts")} }}',
+        "",
+        "[[operations]]",
+        'include-operation-id = "deleteComment"',
+        f'parameters = {{ "path.commentId" = {binding("spareComments")} }}',
         "",
         "# Every request to these spends one of the invite-code lookups allowed per client address",
         "# (10 a minute, shared by the whole run): a few fuzzed ones, mostly with real codes, rather",
@@ -342,7 +403,7 @@ def main(argv: list[str]) -> int:
         if args.command == "seed":
             state = seed(args.base_url.rstrip("/"), args.out, args.users)
             print(f"seeded run {state['run']}: {len(state['users'])} users, each with a community, a spare "
-                  "community, a member, invites, a family member, events and calendar feeds")
+                  "community, a member, invites, a family member, events, calendar feeds and posts")
         else:
             with open(args.state) as file:
                 state = json.load(file)
@@ -385,6 +446,10 @@ if STATE_PATH and __name__ != "__main__":
     SEEDED_EVENTS = {item["event"].lower() for item in STATE["seeded"]}
     SEEDED_SPARE_EVENTS = {item["spareEvent"].lower() for item in STATE["seeded"]}
     SEEDED_FAMILY_MEMBERS = {item["familyMember"].lower() for item in STATE["seeded"]}
+    # Seeded post or comment id -> its key in the seeded item ("post", "poll", "sparePost";
+    # "comment", "spareComment"): the seeded comments are all on the item's "post".
+    SEEDED_POSTS = {item[key].lower(): key for item in STATE["seeded"] for key in ("post", "poll", "sparePost")}
+    SEEDED_COMMENTS = {item[key].lower(): key for item in STATE["seeded"] for key in ("comment", "spareComment")}
     # What each user has left of the core API's read and write budgets, from the RateLimit-*
     # headers of its responses, so requests go to users with budget left and a user whose budget
     # is spent gets requests no faster than it refills (GCRA: one per limit/minute).
@@ -473,6 +538,19 @@ if STATE_PATH and __name__ != "__main__":
             parameters["eventId"] = item["event"]
         elif isinstance(event, str) and event.lower() in SEEDED_SPARE_EVENTS:
             parameters["eventId"] = item["spareEvent"]
+        post = parameters.get("postId")
+        if isinstance(post, str) and post.lower() in SEEDED_POSTS:
+            parameters["postId"] = item[SEEDED_POSTS[post.lower()]]
+            # A seeded comment is named under the post it is on.
+            comment = parameters.get("commentId")
+            if isinstance(comment, str) and comment.lower() in SEEDED_COMMENTS:
+                parameters["commentId"] = item[SEEDED_COMMENTS[comment.lower()]]
+                parameters["postId"] = item["post"]
+        body = case.body if isinstance(case.body, dict) else {}
+        if isinstance(body.get("parentId"), str) and body["parentId"].lower() in SEEDED_COMMENTS:
+            body["parentId"] = item["comment"]
+        if isinstance(body.get("linkedEventId"), str) and body["linkedEventId"].lower() in SEEDED_EVENTS:
+            body["linkedEventId"] = item["event"]
         if isinstance(case.body, dict) and isinstance(case.body.get("code"), str) and case.body["code"] in SEEDED_CODES:
             case.body["code"] = item["joinCode"]
         # Community requests go out as its owner: answers for a family member name the owner's.

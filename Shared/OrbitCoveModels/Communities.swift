@@ -6,15 +6,32 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
     package var allowMemberPosts: Bool
     package var defaultReminderHours: Int
     package var timezone: String
+    /// The language the feed's search stems words in: a PostgreSQL text search configuration
+    /// (``searchLanguages``); `simple` stems nothing and suits any language.
+    package var searchLanguage: String
 
     package static let `default` = CommunitySettings(
-        allowMemberEvents: true, allowMemberPosts: true, defaultReminderHours: 24, timezone: "UTC")
+        allowMemberEvents: true, allowMemberPosts: true, defaultReminderHours: 24, timezone: "UTC",
+        searchLanguage: "simple")
 
-    package init(allowMemberEvents: Bool, allowMemberPosts: Bool, defaultReminderHours: Int, timezone: String) {
+    /// The text search configurations PostgreSQL 15 ships (migration 0029 falls back to
+    /// `simple` for any other name).
+    package static let searchLanguages = [
+        "simple", "arabic", "armenian", "basque", "catalan", "danish", "dutch", "english", "finnish", "french",
+        "german", "greek", "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali",
+        "norwegian", "portuguese", "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish",
+        "yiddish",
+    ]
+
+    package init(
+        allowMemberEvents: Bool, allowMemberPosts: Bool, defaultReminderHours: Int, timezone: String,
+        searchLanguage: String = "simple"
+    ) {
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
         self.defaultReminderHours = defaultReminderHours
         self.timezone = timezone
+        self.searchLanguage = searchLanguage
     }
 
     package init(from decoder: any Decoder) throws {
@@ -27,6 +44,8 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
         defaultReminderHours =
             try container.decodeIfPresent(Int.self, forKey: .defaultReminderHours) ?? fallback.defaultReminderHours
         timezone = try container.decodeIfPresent(String.self, forKey: .timezone) ?? fallback.timezone
+        searchLanguage =
+            try container.decodeIfPresent(String.self, forKey: .searchLanguage) ?? fallback.searchLanguage
     }
 }
 

@@ -26,6 +26,8 @@ package enum NotificationType: String, Codable, Sendable, CaseIterable {
     case memberLeft = "member_left"
     case memberRemoved = "member_removed"
     case roleChanged = "role_changed"
+    case announcement
+    case postComment = "post_comment"
 
     /// The preference switch that governs this kind of notification.
     package var category: NotificationCategory {
@@ -33,7 +35,8 @@ package enum NotificationType: String, Codable, Sendable, CaseIterable {
         case .eventCreated, .eventChanged, .eventCancelled: .events
         case .rsvpRequest: .rsvp
         case .memberJoined, .memberLeft: .members
-        case .newPost: .posts
+        case .newPost, .postComment: .posts
+        case .announcement: .announcements
         case .mention: .mentions
         case .paymentRequest: .payments
         case .eventReminder: .reminders

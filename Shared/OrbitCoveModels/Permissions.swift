@@ -72,6 +72,8 @@ package enum ContentAction: String, Sendable, CaseIterable {
     case deleteEvent
     case editPost
     case deletePost
+    case editComment
+    case deleteComment
 }
 
 /// Who made a thing, and when: all the row-level rules look at.
@@ -90,7 +92,7 @@ extension CommunityPermissions {
     package static let postEditWindow: TimeInterval = 24 * 3600
 
     /// The seed's row-level rules: admins edit and delete anything; a member their own events
-    /// at any time, and their own posts for 24 hours after posting; nobody else's.
+    /// and comments at any time, and their own posts for 24 hours after posting; nobody else's.
     package static func allows(
         _ action: ContentAction, on thing: OwnedContent, by userId: UUID, as membership: Membership?, now: Date
     ) -> Bool {
@@ -98,7 +100,7 @@ extension CommunityPermissions {
         if membership.role == .admin { return true }
         guard thing.createdBy == userId else { return false }
         switch action {
-        case .editEvent, .deleteEvent: return true
+        case .editEvent, .deleteEvent, .editComment, .deleteComment: return true
         case .editPost, .deletePost: return now.timeIntervalSince(thing.createdAt) < postEditWindow
         }
     }

@@ -3,7 +3,7 @@ import OrbitCoveModels
 import Testing
 
 /// The matrix's row-level rules, as a table: what an admin, the thing's creator, another
-/// member and a non-member may do to an event or a post, and when (posts: 24 hours).
+/// member and a non-member may do to an event, a post or a comment, and when (posts: 24 hours).
 @Suite struct ContentPermissionTests {
     enum Who: CaseIterable { case admin, creator, otherMember, nonMember }
     enum Age: CaseIterable { case fresh, dayOld }
@@ -18,6 +18,10 @@ import Testing
         (.editPost, .dayOld, [.admin]),
         (.deletePost, .fresh, [.admin, .creator]),
         (.deletePost, .dayOld, [.admin]),
+        (.editComment, .fresh, [.admin, .creator]),
+        (.editComment, .dayOld, [.admin, .creator]),
+        (.deleteComment, .fresh, [.admin, .creator]),
+        (.deleteComment, .dayOld, [.admin, .creator]),
     ]
 
     @Test func everyActionAndAgeIsInTheTable() {

@@ -62,6 +62,10 @@ package enum CoreApplication {
         ).register(on: community)
         CalendarFeedRoutes(feeds: feeds, gate: kit.gate, limiter: limiter, fetchLimit: core.feedFetchLimit)
             .register(on: router)
+        FeedRoutes(
+            store: PostStore(database: database, logger: log("feed")),
+            writer: PostWriter(writes: kit.writes, logger: log("feed"))
+        ).register(on: community)
         SyncRoutes(engine: SyncEngine(database: database, registry: Self.syncRegistry, logger: log("sync")))
             .register(on: community)
         return ServiceParts(router: router, services: kit.services + [retention])
@@ -72,6 +76,7 @@ package enum CoreApplication {
         var registry = SyncRegistry()
         registry.register(MemberSync.kind())
         registry.register(EventSync.kind())
+        registry.register(PostSync.kind())
         return registry
     }
 }

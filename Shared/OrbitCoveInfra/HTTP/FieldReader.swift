@@ -27,7 +27,7 @@ package struct FieldReader {
     package var problems: [String: String] = [:]
     /// Whether `null` clears a field (a `PATCH`); where nothing can be cleared (a `POST`) it is
     /// refused, as the document says, rather than read as "left out".
-    let nullClears: Bool
+    package let nullClears: Bool
 
     /// The key of a PATCH body's list of fields to clear. `{"clear": ["avatarUrl"]}` says what
     /// `{"avatarUrl": null}` says, in a form a generated client can send (it leaves a `nil` out

@@ -91,6 +91,11 @@ package struct PageRequest: Sendable {
     package var cursor: PageCursor?
     package var limit: Int
 
+    package init(cursor: PageCursor?, limit: Int) {
+        self.cursor = cursor
+        self.limit = limit
+    }
+
     package init(_ request: Request) throws {
         let query = request.uri.queryParameters
         limit = try PageCursor.limit(from: query.get("limit"))

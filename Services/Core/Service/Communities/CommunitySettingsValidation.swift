@@ -27,6 +27,10 @@ extension CommunitySettings {
             case ("timezone", .string(let zone)) where ianaZones.contains(zone):
                 settings.timezone = zone
             case ("timezone", _): problems[field] = "must be an IANA time zone such as Europe/Berlin"
+            case ("searchLanguage", .string(let language)) where searchLanguages.contains(language):
+                settings.searchLanguage = language
+            case ("searchLanguage", _):
+                problems[field] = "must be one of \(searchLanguages.joined(separator: ", "))"
             default: problems[field] = "is not a community setting"
             }
         }

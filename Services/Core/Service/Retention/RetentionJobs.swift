@@ -16,13 +16,16 @@ enum Retention {
     static let auditLog = "2 years"
     /// Refresh tokens, after revocation or expiry (spent tokens stay until then, for reuse detection).
     static let deadRefreshTokens = "30 days"
+    /// The seed's retention table: deleted posts and comments are purged after 30 days.
+    static let deletedContent = "30 days"
 }
 
 /// The core API's half of the seed's data lifecycle, every few minutes in whichever replica
 /// takes the lock first: accounts whose deletion grace period ended are anonymised (their
 /// communities keep an admin), communities deleted more than 30 days ago are purged, and
 /// idempotency keys, long-expired invites, old change-log rows, audit entries older than two
-/// years and refresh tokens revoked or expired more than 30 days ago are dropped.
+/// years, refresh tokens revoked or expired more than 30 days ago, and posts and comments
+/// deleted more than 30 days ago (a post with its comments, reactions and votes) are dropped.
 ///
 /// An account's deletion is a change like any other: it goes through
 /// ``CommunityWrites/accountChange(of:request:scope:_:)``, one ``ChangeRecord`` per community
@@ -242,6 +245,21 @@ struct RetentionJobs: Service {
                 """
                 DELETE FROM audit_log WHERE id IN (
                     SELECT id FROM audit_log WHERE created_at < NOW() - \(Retention.auditLog)::interval LIMIT 10000)
+                """, logger: logger)
+            // Deleted posts take their comments, reactions, votes, counts and mentions with them;
+            // a deleted comment goes once no reply to it is left (a reply keeps its parent).
+            try await connection.query(
+                """
+                DELETE FROM posts WHERE id IN (
+                    SELECT id FROM posts WHERE deleted_at < NOW() - \(Retention.deletedContent)::interval LIMIT 10000)
+                """, logger: logger)
+            try await connection.query(
+                """
+                DELETE FROM comments c WHERE c.id IN (
+                    SELECT d.id FROM comments d
+                    WHERE d.deleted_at < NOW() - \(Retention.deletedContent)::interval
+                      AND NOT EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = d.id)
+                    LIMIT 10000)
                 """, logger: logger)
             try await connection.query(
                 "DELETE FROM idempotency_keys WHERE created_at < NOW() - \(Retention.idempotencyKeys)::interval",

@@ -58,7 +58,7 @@ struct HistoryWriter: Sendable {
                   AND (\(recipients.users)::uuid[] IS NULL OR m.user_id = ANY(\(recipients.users)::uuid[]))
                   AND (NOT \(recipients.adminsOnly) OR m.role = 'admin')
                   AND (\(recipients.users)::uuid[] IS NOT NULL OR m.joined_at IS NULL OR m.joined_at <= \(occurredAt))
-                  AND m.user_id IS DISTINCT FROM \(recipients.except)
+                  AND NOT (m.user_id = ANY(\(recipients.except)::uuid[]))
                   AND notification_wanted(m.notification_prefs, \(notice.type.category.rawValue), \(notice.series))
             ), owed AS (
                 -- A push due now is owed only to someone with a device to send it to; one held
@@ -90,7 +90,7 @@ private struct Recipients {
     var users: [UUID]? = nil
     var adminsOnly = false
     var formerMembers = false
-    var except: UUID? = nil
+    var except: [UUID] = []
 
     init(_ audience: Audience) {
         switch audience {

@@ -19,10 +19,10 @@ struct Notice: Sendable {
 /// Who hears a notice. Current members only, but for ``person(_:of:)``; never the person who
 /// caused it, when an `except` is given.
 enum Audience: Sendable, Equatable {
-    case members(of: UUID, except: UUID?)
-    case admins(of: UUID, except: UUID?)
+    case members(of: UUID, except: [UUID])
+    case admins(of: UUID, except: [UUID])
     /// Those of these users who are members.
-    case users([UUID], of: UUID, except: UUID?)
+    case users([UUID], of: UUID, except: [UUID])
     /// One person, member or not any more (someone just removed is still told why).
     case person(UUID, of: UUID)
 

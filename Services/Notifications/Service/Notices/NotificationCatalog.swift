@@ -10,6 +10,7 @@ enum NotificationCatalog {
     static func register(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
         registerCommunity(&handlers, writer: writer)
         registerCalendar(&handlers, writer: writer)
+        registerFeed(&handlers, writer: writer)
     }
 
     private static func registerCommunity(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
@@ -33,7 +34,7 @@ enum NotificationCatalog {
             guard let (title, body) = words else { return [] }
             return [
                 Notice(
-                    audience: .members(of: update.communityId, except: update.updatedBy), type: .communityUpdate,
+                    audience: .members(of: update.communityId, except: [update.updatedBy]), type: .communityUpdate,
                     title: title, body: body, link: DeepLink(communityId: update.communityId))
             ]
         }
@@ -41,7 +42,7 @@ enum NotificationCatalog {
             let joined = envelope.data
             return [
                 Notice(
-                    audience: .members(of: joined.communityId, except: joined.userId), type: .memberJoined,
+                    audience: .members(of: joined.communityId, except: [joined.userId]), type: .memberJoined,
                     title: "\(joined.displayName) joined \(joined.communityName)", body: "Say hello!",
                     link: DeepLink(communityId: joined.communityId, userId: joined.userId))
             ]
@@ -50,7 +51,7 @@ enum NotificationCatalog {
             let left = envelope.data
             return [
                 Notice(
-                    audience: .admins(of: left.communityId, except: left.userId), type: .memberLeft,
+                    audience: .admins(of: left.communityId, except: [left.userId]), type: .memberLeft,
                     title: "\(left.displayName) left \(left.communityName)", body: "They are no longer a member.",
                     link: DeepLink(communityId: left.communityId, userId: left.userId))
             ]
@@ -70,7 +71,7 @@ enum NotificationCatalog {
             let promoted = change.role == .admin
             return [
                 Notice(
-                    audience: .users([change.userId], of: change.communityId, except: change.changedBy),
+                    audience: .users([change.userId], of: change.communityId, except: [change.changedBy]),
                     type: .roleChanged,
                     title: promoted
                         ? "You are now an admin of \(change.communityName)"
@@ -91,7 +92,7 @@ enum NotificationCatalog {
             let event = created.event
             return [
                 Notice(
-                    audience: .members(of: created.communityId, except: event.createdBy),
+                    audience: .members(of: created.communityId, except: [event.createdBy]),
                     type: created.rsvpRequested ? .rsvpRequest : .eventCreated,
                     title: "New in \(created.communityName): \(event.title)",
                     body: "\(EventWording.when(event))."
@@ -108,7 +109,7 @@ enum NotificationCatalog {
             guard cancelled || moved else { return [] }
             return [
                 Notice(
-                    audience: .members(of: update.communityId, except: update.updatedBy),
+                    audience: .members(of: update.communityId, except: [update.updatedBy]),
                     type: cancelled ? .eventCancelled : .eventChanged,
                     title: cancelled ? "Cancelled: \(event.title)" : "Changed: \(event.title)",
                     body: cancelled
@@ -132,7 +133,7 @@ enum NotificationCatalog {
             link.familyMemberId = promoted.familyMemberId
             return [
                 Notice(
-                    audience: .users([person], of: promoted.communityId, except: nil), type: .waitlistPromoted,
+                    audience: .users([person], of: promoted.communityId, except: []), type: .waitlistPromoted,
                     title: "\(who) a place: \(event.title)",
                     body: "A place opened up for \(EventWording.when(event)) and was next on the waitlist.",
                     link: link, collapseId: EventWording.collapseId(event))
@@ -154,10 +155,67 @@ enum NotificationCatalog {
             let places = moved.capacity == 1 ? "1 place" : "\(moved.capacity) places"
             return [
                 Notice(
-                    audience: .users([person], of: moved.communityId, except: moved.changedBy), type: .eventChanged,
+                    audience: .users([person], of: moved.communityId, except: [moved.changedBy]), type: .eventChanged,
                     title: "\(who) on the waitlist: \(event.title)",
                     body: "\(EventWording.when(event)) now has \(places); you will hear if one opens up.",
                     link: link, collapseId: EventWording.collapseId(event))
+            ]
+        }
+    }
+
+    /// The feed: a new post to everyone but its author and those it mentions (who hear of the
+    /// mention instead); an announcement as an `announcement`, which members may let through
+    /// quiet hours; a comment to the post's author and, for a reply, the comment's author; a
+    /// mention to each member mentioned for the first time in that post or comment.
+    private static func registerFeed(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
+        handlers.notify(PostCreated.self, writer: writer) { envelope, _ in
+            let post = envelope.data
+            let announcement = post.type == .announcement
+            let title =
+                announcement
+                ? "\(post.authorName) announced in \(post.communityName)"
+                : post.type == .poll
+                    ? "\(post.authorName) asked in \(post.communityName)"
+                    : "\(post.authorName) posted in \(post.communityName)"
+            return [
+                Notice(
+                    audience: .members(of: post.communityId, except: [post.authorId] + post.mentioned),
+                    type: announcement ? .announcement : .newPost, title: title,
+                    body: post.excerpt.isEmpty ? "Open the feed to see it." : post.excerpt,
+                    link: DeepLink(communityId: post.communityId, postId: post.postId))
+            ]
+        }
+        handlers.notify(CommentCreated.self, writer: writer) { envelope, _ in
+            let comment = envelope.data
+            let told = [comment.authorId] + comment.mentioned
+            var notices: [Notice] = []
+            let link = DeepLink(communityId: comment.communityId, postId: comment.postId)
+            if let parent = comment.parentAuthorId, !told.contains(parent) {
+                notices.append(
+                    Notice(
+                        audience: .users([parent], of: comment.communityId, except: told), type: .postComment,
+                        title: "\(comment.authorName) replied to your comment", body: comment.excerpt, link: link))
+            }
+            if !told.contains(comment.postAuthorId), comment.postAuthorId != comment.parentAuthorId {
+                notices.append(
+                    Notice(
+                        audience: .users([comment.postAuthorId], of: comment.communityId, except: told),
+                        type: .postComment, title: "\(comment.authorName) commented on your post",
+                        body: comment.excerpt, link: link))
+            }
+            return notices
+        }
+        handlers.notify(MembersMentioned.self, writer: writer) { envelope, _ in
+            let mention = envelope.data
+            return [
+                Notice(
+                    audience: .users(mention.userIds, of: mention.communityId, except: [mention.authorId]),
+                    type: .mention,
+                    title: mention.commentId == nil
+                        ? "\(mention.authorName) mentioned you in \(mention.communityName)"
+                        : "\(mention.authorName) mentioned you in a comment",
+                    body: mention.excerpt.isEmpty ? "Open the post to see it." : mention.excerpt,
+                    link: DeepLink(communityId: mention.communityId, postId: mention.postId))
             ]
         }
     }
