@@ -11,9 +11,9 @@
 # (to replay a run), ORBITCOVE_SCHEMATHESIS_WORKERS (default 1).
 #
 # scripts/schemathesis_hooks.py signs in fresh users through the development sign-in and
-# seeds real resources for them (communities, members, invites, family members), so generated
-# requests reach the API's logic rather than its 404s; the document's links let the stateful
-# phase chain what responses return. Reports land in .local/schemathesis/.
+# seeds real resources for them (communities, members, invites, family members, events, posts,
+# comments, polls), so generated requests reach the API's logic rather than its 404s; the
+# document's links let the stateful phase chain what responses return. Reports land in .local/schemathesis/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)

@@ -80,6 +80,35 @@ import Testing
         }
     }
 
+    /// An author who left is still named on their posts and comments (fellow members'
+    /// names alone would hide them); one whose account was deleted is "[Deleted User]".
+    @Test func authorsWhoLeftAreStillNamedAndDeletedAccountsAreNot() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            try await api.join(ben, club, invitedBy: coach)
+            let post = try await Self.post(api, in: club, by: ada, #"{"content":"Bye all"}"#)
+            let path = "/api/v1/communities/\(club.id)/posts/\(post.id)"
+            _ = try await api.call(.post, "\(path)/comments", as: ben, json: #"{"content":"Bye!"}"#)
+            #expect(try await api.call(.post, "/api/v1/communities/\(club.id)/leave", as: ada).status == .noContent)
+            try await withTestDatabase { db in
+                try await db.transaction(scope: .system) { connection in
+                    try await connection.query(
+                        "UPDATE users SET display_name = '[Deleted User]', avatar_url = NULL WHERE id = \(ben.id)",
+                        logger: TestEnvironment.logger)
+                }
+            }
+            let detail = try await api.call(.get, path, as: coach).data(PostDetail.self)
+            #expect(detail.post.author.displayName == "Ada")
+            #expect(detail.comments.map(\.author.displayName) == ["[Deleted User]"])
+            // Ada, no longer a member, reads nothing of the community.
+            #expect(try await api.call(.get, path, as: ada).errorCode == "COMMUNITY_NOT_FOUND")
+        }
+    }
+
     @Test func authorsEditTheirOwnPostsForADayAndAdminsAnyPost() async throws {
         try await CoreHarness.run { api in
             let (coach, ada, ben) = (
