@@ -69,10 +69,10 @@ schedule change rain weather update cancelled moved gym indoor outdoor warmup st
 training fitness volunteers needed sign up sheet fees payment due form forms medical
 consent trip hotel rooms dinner lunch breakfast pizza cake birthday congratulations proud
 awesome amazing job well done keep going hard work effort spirit together support cheer
-fans sideline chairs blankets sunscreen hats cold hot late early sorry can't make it who
+fans sideline chairs blankets sunscreen hats cold hot late early sorry can't make who
 can help drive pick drop off after before between half quarter final league cup match
 opponent away home directions address map gate entrance number uniform socks shorts shin
-guards bag bottle name label lost found jacket keys phone left behind volunteer referee
+guards bag bottle name label found jacket keys phone left behind volunteer referee
 """.split()
 QUERY_WORDS = ("carpool", "tournament")
 QUERY_RATES = (0.04, 0.15)

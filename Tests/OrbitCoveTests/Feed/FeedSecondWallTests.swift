@@ -82,6 +82,11 @@ import Testing
                     await run(
                         "INSERT INTO posts (community_id, author_id, content) VALUES (\(club.id), \(eve.id), 'x') RETURNING 1",
                         as: eve.id) == .refused)
+                // The search's matching runs past the policies (migration 0031), with their rule
+                // inside: someone else's community has no hits for them.
+                let hits: PostgresQuery = "SELECT * FROM feed_search_hits(\(club.id), 'mine'::tsquery)"
+                #expect(await run(hits, as: ada.id) == .rows(1))
+                #expect(await run(hits, as: eve.id) == .rows(0))
                 // Ada's own rows are still hers to change.
                 #expect(
                     await run("UPDATE reactions SET type = 'like' WHERE post_id = \(poll.id) RETURNING 1", as: ada.id)

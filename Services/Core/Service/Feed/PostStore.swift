@@ -179,22 +179,16 @@ extension PostStore {
         _ text: String, in communityId: UUID, viewer: UUID, page: SearchPage
     ) async throws -> (posts: [Post], next: String?) {
         try await database.transaction(userId: viewer) { connection in
+            // The matching is `feed_search_hits` (migration 0031): under the policies the match
+            // could not use the search indexes.
             let rows = try await connection.query(
                 """
-                WITH q AS (SELECT feed_search_query(feed_search_config(\(communityId)), \(text)) AS query),
-                hits AS (
-                    SELECT p.id, p.created_at, ts_rank_cd(p.search_vector, q.query) AS rank
-                    FROM posts p, q
-                    WHERE p.community_id = \(communityId) AND p.deleted_at IS NULL AND p.search_vector @@ q.query
-                    UNION ALL
-                    SELECT p.id, p.created_at, ts_rank_cd(c.search_vector, q.query) / 2
-                    FROM comments c JOIN posts p ON p.id = c.post_id, q
-                    WHERE p.community_id = \(communityId) AND p.deleted_at IS NULL AND c.deleted_at IS NULL
-                      AND c.search_vector @@ q.query
-                ),
-                ranked AS (
-                    SELECT id, max(rank) AS rank, max(created_at) AS created_at FROM hits GROUP BY id
-                    ORDER BY max(rank) DESC, max(created_at) DESC, id DESC
+                WITH ranked AS (
+                    SELECT h.post_id AS id, max(h.rank) AS rank, max(h.created_at) AS created_at
+                    FROM feed_search_hits(
+                        \(communityId), feed_search_query(feed_search_config(\(communityId)), \(text))) AS h
+                    GROUP BY h.post_id
+                    ORDER BY max(h.rank) DESC, max(h.created_at) DESC, h.post_id DESC
                     LIMIT \(page.limit + 1) OFFSET \(page.offset)
                 )
                 SELECT \(unescaped: PostRows.columns)
