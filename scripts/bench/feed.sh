@@ -200,8 +200,9 @@ check_counts() {
 # measure CLIENT PORT THREADS CONNECTIONS RESULTS: one wrk run, then what each part spent.
 measure() {
     cpu_snapshot >"$work/cpu.before"
-    wrk -t "$3" -c "$4" -d "${SECONDS_PER_RUN}s" -s "$work/$1.lua" "http://127.0.0.1:$2" \
-        | grep '^client=' | tee -a "$5"
+    wrk -t "$3" -c "$4" -d "${SECONDS_PER_RUN}s" -s "$work/$1.lua" "http://127.0.0.1:$2" >"$work/wrk.out" 2>&1 || true
+    # A run that printed no figures says why, and the benchmark goes on without it.
+    grep '^client=' "$work/wrk.out" | tee -a "$5" || { echo "wrk ($1) gave no figures:" >&2; cat "$work/wrk.out" >&2; }
     cpu_snapshot >"$work/cpu.after"
     cpu_used "$work/cpu.before" "$work/cpu.after" "$SECONDS_PER_RUN"
 }

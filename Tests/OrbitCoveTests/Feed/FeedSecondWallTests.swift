@@ -17,7 +17,7 @@ import Testing
                 try await api.signIn("Eve")
             )
             let club = try await api.community(by: coach)
-            _ = try await api.community(by: eve)
+            let lions = try await api.community(by: eve)
             try await api.join(ada, club, invitedBy: coach)
             try await api.join(ben, club, invitedBy: coach)
             let poll = try await FeedTests.post(
@@ -87,6 +87,19 @@ import Testing
                 let hits: PostgresQuery = "SELECT * FROM feed_search_hits(\(club.id), 'mine'::tsquery)"
                 #expect(await run(hits, as: ada.id) == .rows(1))
                 #expect(await run(hits, as: eve.id) == .rows(0))
+                // A comment is in its post's community whatever its writer says, and stays there.
+                let placed = try await db.transaction(userId: ada.id) { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO comments (post_id, author_id, content, community_id)
+                        VALUES (\(poll.id), \(ada.id), 'elsewhere?', \(lions.id)) RETURNING community_id
+                        """, logger: TestEnvironment.logger
+                    ).collect().first?.decode(UUID.self)
+                }
+                #expect(placed == club.id)
+                #expect(
+                    await run("UPDATE comments SET community_id = \(lions.id) WHERE author_id = \(ada.id) RETURNING 1", as: ada.id)
+                        == .refused)
                 // Ada's own rows are still hers to change.
                 #expect(
                     await run("UPDATE reactions SET type = 'like' WHERE post_id = \(poll.id) RETURNING 1", as: ada.id)

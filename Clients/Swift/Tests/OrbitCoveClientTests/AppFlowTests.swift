@@ -142,6 +142,42 @@ struct AppFlowTests {
         #expect(next.syncToken != full.syncToken)
     }
 
+    @Test func aPollIsPostedVotedReactedToAndCommentedOnInTheFeed() async throws {
+        let (ada, ben) = (try await Person.signIn("Ada"), try await Person.signIn("Ben"))
+        let club = try await ada.community()
+        _ = try await ada.invite(ben, to: club)
+        let poll = try await ada.client.createPost(
+            path: .init(communityId: club.id),
+            body: .json(
+                .init(
+                    _type: .poll, content: "End of season party",
+                    pollData: .init(question: "Which day?", options: ["Friday", "Saturday"], allowMultiple: false)))
+        ).created.body.json.value2.data
+        #expect(poll._type.value1 == .poll && poll.author.userId == ada.id && poll.myReaction == nil)
+        #expect(poll.poll?.options.map(\.text) == ["Friday", "Saturday"] && poll.poll?.closesAt == nil)
+
+        let voted = try await ben.client.voteInPoll(
+            path: .init(communityId: club.id, postId: poll.id), body: .json(.init(optionIndexes: [1]))
+        ).ok.body.json.value2.data
+        #expect(voted.poll?.options.map(\.votes) == [0, 1] && voted.poll?.myVotes == [1] && voted.poll?.voterCount == 1)
+        let reacted = try await ben.client.reactToPost(
+            path: .init(communityId: club.id, postId: poll.id), body: .json(.init(_type: .celebrate))
+        ).ok.body.json.value2.data
+        #expect(reacted.reactionCounts.celebrate == 1 && reacted.myReaction == "celebrate")
+        let comment = try await ben.client.createComment(
+            path: .init(communityId: club.id, postId: poll.id), body: .json(.init(content: "Saturday!"))
+        ).created.body.json.value2.data
+        #expect(comment.parentId == nil && comment.author.displayName == "Ben")
+
+        let feed = try await ada.client.listPosts(path: .init(communityId: club.id)).ok.body.json
+        let read = try #require(feed.value2.data.first)
+        #expect(feed.value2.data.count == 1 && read.id == poll.id && read.commentCount == 1)
+        #expect(read.reactionCounts.celebrate == 1 && read.myReaction == nil && read.poll?.myVotes == [])
+        let detail = try await ada.client.getPost(path: .init(communityId: club.id, postId: poll.id)).ok.body.json
+            .value2.data
+        #expect(detail.comments.map(\.id) == [comment.id] && detail.commentsNextCursor == nil)
+    }
+
     @Test func clearingFieldsAsAGeneratedClientCan() async throws {
         let ada = try await Person.signIn("Ada")
         let set = try await ada.client.updateMe(body: .json(.init(avatarUrl: "https://x.test/ada.png"))).ok.body.json
