@@ -98,7 +98,9 @@ import Testing
                 }
                 #expect(placed == club.id)
                 #expect(
-                    await run("UPDATE comments SET community_id = \(lions.id) WHERE author_id = \(ada.id) RETURNING 1", as: ada.id)
+                    await run(
+                        "UPDATE comments SET community_id = \(lions.id) WHERE author_id = \(ada.id) RETURNING 1",
+                        as: ada.id)
                         == .refused)
                 // Ada's own rows are still hers to change.
                 #expect(

@@ -159,7 +159,8 @@ struct AppFlowTests {
         let voted = try await ben.client.voteInPoll(
             path: .init(communityId: club.id, postId: poll.id), body: .json(.init(optionIndexes: [1]))
         ).ok.body.json.value2.data
-        #expect(voted.poll?.options.map(\.votes) == [0, 1] && voted.poll?.myVotes == [1] && voted.poll?.voterCount == 1)
+        #expect(
+            voted.poll?.options.map(\.votes) == [0, 1] && voted.poll?.myVotes == [1] && voted.poll?.voterCount == 1)
         let reacted = try await ben.client.reactToPost(
             path: .init(communityId: club.id, postId: poll.id), body: .json(.init(_type: .celebrate))
         ).ok.body.json.value2.data
