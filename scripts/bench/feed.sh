@@ -82,7 +82,8 @@ WITH chosen AS (
 LIMIT 21)
 )
 SELECT p.id, p.community_id, p.author_id, coalesce(a.display_name, '[Deleted User]') AS author_name,
-    a.avatar_url AS author_avatar, p.type::text AS type, p.content, p.media_urls::text AS media_urls,
+    a.avatar_url AS author_avatar, p.type::text AS type, p.content,
+    ARRAY(SELECT jsonb_array_elements_text(p.media_urls)) AS media_urls,
     p.mentions, p.linked_event_id, p.poll_data::text AS poll_data,
     (p.is_pinned AND (p.pinned_until IS NULL OR p.pinned_until > NOW())) AS is_pinned, p.pinned_until,
     p.is_announcement, coalesce(p.editable_until, p.created_at + interval '24 hours') AS editable_until,

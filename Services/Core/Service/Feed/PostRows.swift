@@ -14,7 +14,8 @@ import PostgresNIO
 enum PostRows {
     static let columns = """
         p.id, p.community_id, p.author_id, coalesce(a.display_name, '[Deleted User]') AS author_name,
-        a.avatar_url AS author_avatar, p.type::text AS type, p.content, p.media_urls::text AS media_urls,
+        a.avatar_url AS author_avatar, p.type::text AS type, p.content,
+        ARRAY(SELECT jsonb_array_elements_text(p.media_urls)) AS media_urls,
         p.mentions, p.linked_event_id, p.poll_data::text AS poll_data,
         (p.is_pinned AND (p.pinned_until IS NULL OR p.pinned_until > NOW())) AS is_pinned, p.pinned_until,
         p.is_announcement, coalesce(p.editable_until, p.created_at + interval '24 hours') AS editable_until,
@@ -68,8 +69,8 @@ enum PostRows {
             avatarUrl: try cells.next("author_avatar"))
         let type = PostType(rawValue: try cells.next("type")) ?? .text
         let content: String? = try cells.next("content")
-        let mediaUrls = try JSONCoding.decoder.decode(
-            [String].self, from: Data((try cells.next("media_urls") as String).utf8))
+        // A text array: Foundation's JSONDecoder cost tens of microseconds a row here.
+        let mediaUrls: [String] = try cells.next("media_urls")
         let mentions: [UUID] = try cells.next("mentions")
         let linkedEventId: UUID? = try cells.next("linked_event_id")
         let pollText: String? = try cells.next("poll_data")
