@@ -120,6 +120,14 @@ import Yams
         for schema in ["EventRSVP", "AttendanceEntry", "RSVPRequest"] {
             #expect(values(schema, "status") == Set(RSVPStatus.allCases.map(\.rawValue)), "\(schema)")
         }
+        for schema in ["Post", "CreatePostRequest"] {
+            #expect(values(schema, "type") == Set(PostType.allCases.map(\.rawValue)), "\(schema)")
+        }
+        #expect(values("ReactionRequest", "type") == Set(ReactionType.allCases.map(\.rawValue)))
+        let languages = (schemas["CommunitySettingsRequest"] as? [String: Any]).flatMap {
+            (($0["properties"] as? [String: Any])?["searchLanguage"] as? [String: Any])?["enum"] as? [String]
+        }
+        #expect(languages == CommunitySettings.searchLanguages)
         let parameters = (document["components"] as? [String: Any])?["parameters"] as? [String: Any]
         let scope = ((parameters?["EditScope"] as? [String: Any])?["schema"] as? [String: Any])?["enum"] as? [String]
         #expect(Set(scope ?? []) == Set(EditScope.allCases.map(\.rawValue)))

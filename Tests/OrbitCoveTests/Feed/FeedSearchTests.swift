@@ -38,6 +38,28 @@ import Testing
         }
     }
 
+    /// A new search language applies to what was written before it, polls' options included.
+    @Test func aNewLanguageAppliesToWhatTheCommunityAlreadyWrote() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Trainer")
+            let club = try await api.community(by: coach)
+            let post = try await FeedTests.post(api, in: club, by: coach, #"{"content":"Wir spielen am Samstag"}"#)
+            let poll = try await FeedTests.post(
+                api, in: club, by: coach,
+                #"{"type":"poll","pollData":{"question":"Wann?","options":["Vormittags","Nachmittags"]}}"#)
+            #expect(try await Self.search(api, club, as: coach, "Spiel").isEmpty)
+            let changed = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)", as: coach, json: #"{"settings":{"searchLanguage":"german"}}"#)
+            #expect(changed.status == .ok)
+            #expect(try await Self.search(api, club, as: coach, "Spiel").map(\.id) == [post.id])
+            #expect(try await Self.search(api, club, as: coach, "nachmittags").map(\.id) == [poll.id])
+            let refused = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)", as: coach, json: #"{"settings":{"searchLanguage":"klingon"}}"#
+            )
+            #expect(refused.fieldErrors["settings.searchLanguage"] != nil)
+        }
+    }
+
     @Test func frenchPostsAreFoundWithoutAccentsAndQuotedPhrasesHold() async throws {
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Entraîneur")

@@ -64,6 +64,15 @@ import Testing
                         "INSERT INTO post_counts (post_id, slot, loves) VALUES (\(poll.id), 0, 9) RETURNING 1",
                         as: ada.id)
                         == .refused)
+                #expect(
+                    await run("SELECT post_count_add(\(poll.id), \(ben.id), 'love', 1000)", as: ben.id) == .refused)
+                // Who was told of a mention is written with the post or comment, by its author.
+                #expect(
+                    await run(
+                        """
+                        INSERT INTO mentions (subject_id, user_id, community_id, post_id)
+                        VALUES (\(poll.id), \(ada.id), \(club.id), \(poll.id)) RETURNING 1
+                        """, as: ben.id) == .refused)
                 // Someone else's community: nothing to see, nothing to write.
                 for sql: PostgresQuery in [
                     "SELECT 1 FROM posts WHERE id = \(poll.id)", "SELECT 1 FROM reactions WHERE post_id = \(poll.id)",

@@ -172,6 +172,7 @@ import Testing
                 (#"{"content":"hi","mentions":["\#(eve.id)"]}"#, "mentions"),
                 (#"{"type":"photo"}"#, "mediaUrls"),
                 (#"{"type":"photo","mediaUrls":["ftp://x/y.jpg"]}"#, "mediaUrls"),
+                (#"{"type":"photo","mediaUrls":["https://x.test/a\u0000b.jpg"]}"#, "mediaUrls"),
                 (#"{"content":"hi","colour":"red"}"#, "colour"),
             ]
             for (body, field) in cases {
@@ -179,6 +180,8 @@ import Testing
                 #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
                 #expect(reply.fieldErrors[field] != nil, "\(body): \(reply.fieldErrors)")
             }
+            let nul = try await api.call(.get, "\(path)?q=a%00b", as: ada)
+            #expect(nul.status == .badRequest && nul.fieldErrors["q"] != nil)
             // The mention names whom it refuses.
             let refused = try await api.call(.post, path, as: ada, json: #"{"content":"hi","mentions":["\#(eve.id)"]}"#)
             #expect(refused.fieldErrors["mentions"]?.contains(eve.id.lowercasedString) == true)

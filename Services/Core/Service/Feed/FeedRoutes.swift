@@ -17,8 +17,8 @@ struct FeedRoutes {
             let granted = try context.member(.viewContent)
             if let text = request.uri.queryParameters.get("q") {
                 let typed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard (1...200).contains(typed.databaseLength) else {
-                    throw APIError.validation(["q": "must be 1 to 200 characters"])
+                guard (1...200).contains(typed.databaseLength), !typed.unicodeScalars.contains("\u{0}") else {
+                    throw APIError.validation(["q": "must be 1 to 200 characters, none of them NUL"])
                 }
                 let page = try PostStore.SearchPage(request, text: typed)
                 let found = try await store.search(typed, in: granted.communityId, viewer: granted.userId, page: page)

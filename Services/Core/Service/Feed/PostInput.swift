@@ -67,7 +67,9 @@ extension FieldReader {
         }
         var urls: [String] = []
         for item in items {
-            guard case .string(let raw) = item, raw.databaseLength <= 500, let url = URL(string: raw),
+            guard case .string(let raw) = item, raw.databaseLength <= 500,
+                !raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
+                let url = URL(string: raw),
                 url.host != nil, ["http", "https"].contains(url.scheme?.lowercased() ?? "")
             else {
                 problems[key] = "must hold http(s) URLs of at most 500 characters"
