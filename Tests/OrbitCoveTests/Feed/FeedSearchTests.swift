@@ -86,6 +86,9 @@ import Testing
             #expect(try await Self.search(api, club, as: coach, "試合 開始").map(\.id) == [game.id])
             #expect(try await Self.search(api, club, as: coach, "練習中止").isEmpty)
             #expect(try await Self.search(api, club, as: coach, "練習は中止").map(\.id) == [practice.id])
+            // One character finds the texts that hold it.
+            #expect(try await Self.search(api, club, as: coach, "雨").map(\.id) == [practice.id])
+            #expect(Set(try await Self.search(api, club, as: coach, "日").map(\.id)) == [practice.id, game.id])
         }
     }
 
