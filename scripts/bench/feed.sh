@@ -14,7 +14,7 @@
 #              with its author, counts, the reader's own reaction and a poll's results);
 #   feed-core: the same read straight to core on 127.0.0.1:8082, to show what the gateway costs;
 #   pgbench:   the statement that read runs (PostStore.feed for a first page, with
-#              PostRows' columns and joins written out), in one transaction entered as the
+#              PostRows' columns and joins read from PostRows.swift), in one transaction entered as the
 #              member (app_enter_as_user, as Database.transaction(userId:) does), planned on
 #              every run as the service's unnamed statements are (-M extended);
 #   search:    wrk through nginx as the same member: GET …/posts?q=carpool%20tournament, two
@@ -66,8 +66,17 @@ app_pgbench() {
 # pinned branch is on (`\(page.cursor == nil)`, bound as true) and the page asks for
 # PageRequest.fetchLimit = 21 rows; at most FeedLimits.pins = 5 pinned. The service binds those
 # three as parameters of an unnamed statement, which PostgreSQL plans with their values, so
-# here they are the values themselves. PostRows.columns and PostRows.joins written out.
-cat >"$work/feed.sql" <<'SQL'
+# here they are the values themselves. PostRows.columns and PostRows.joins are read from
+# PostRows.swift itself, so the reference runs exactly the service's select list and joins.
+post_rows() {
+    python3 - "$1" <<'PY'
+import re, sys
+source = open("Services/Core/Service/Feed/PostRows.swift").read()
+print(re.search(r'static let %s = """\n(.*?)"""' % sys.argv[1], source, re.S).group(1).rstrip())
+PY
+}
+{
+    cat <<'SQL'
 BEGIN;
 SELECT app_enter_as_user(:user_id);
 WITH chosen AS (
@@ -81,37 +90,13 @@ WITH chosen AS (
      ORDER BY p.created_at DESC, p.id DESC
 LIMIT 21)
 )
-SELECT p.id, p.community_id, p.author_id, coalesce(a.display_name, '[Deleted User]') AS author_name,
-    a.avatar_url AS author_avatar, p.type::text AS type, p.content,
-    ARRAY(SELECT jsonb_array_elements_text(p.media_urls)) AS media_urls,
-    p.mentions, p.linked_event_id, p.poll_data::text AS poll_data,
-    (p.is_pinned AND (p.pinned_until IS NULL OR p.pinned_until > NOW())) AS is_pinned, p.pinned_until,
-    p.is_announcement, coalesce(p.editable_until, p.created_at + interval '24 hours') AS editable_until,
-    p.created_at, p.updated_at, coalesce(n.likes, 0) AS likes, coalesce(n.loves, 0) AS loves,
-    coalesce(n.laughs, 0) AS laughs, coalesce(n.celebrates, 0) AS celebrates,
-    coalesce(n.comments, 0) AS comments, r.type::text AS my_reaction, v.option_votes, v.voters, v.mine, chosen.lead AS lead
-FROM chosen JOIN posts p ON p.id = chosen.id
-LEFT JOIN LATERAL app_content_author(p.author_id, p.community_id) a ON TRUE
-LEFT JOIN LATERAL (
-    SELECT sum(c.likes)::int8 AS likes, sum(c.loves)::int8 AS loves, sum(c.laughs)::int8 AS laughs,
-           sum(c.celebrates)::int8 AS celebrates, sum(c.comments)::int8 AS comments
-    FROM post_counts c WHERE c.post_id = p.id
-) n ON TRUE
-LEFT JOIN reactions r ON r.post_id = p.id AND r.user_id = app_current_user_id()
-LEFT JOIN LATERAL (
-    SELECT ARRAY(
-               SELECT count(pv.user_id)::int8
-               FROM generate_series(0, jsonb_array_length(p.poll_data -> 'options') - 1) AS o(i)
-               LEFT JOIN poll_votes pv ON pv.post_id = p.id AND pv.option_index = o.i
-               GROUP BY o.i ORDER BY o.i) AS option_votes,
-           (SELECT count(DISTINCT pv.user_id)::int8 FROM poll_votes pv WHERE pv.post_id = p.id) AS voters,
-           ARRAY(SELECT pv.option_index::int8 FROM poll_votes pv
-                 WHERE pv.post_id = p.id AND pv.user_id = app_current_user_id()
-                 ORDER BY pv.option_index) AS mine
-) v ON p.type = 'poll'
-ORDER BY chosen.lead DESC, chosen.at DESC, p.id DESC;
-COMMIT;
 SQL
+    echo "SELECT $(post_rows columns), chosen.lead AS lead"
+    echo "FROM chosen JOIN posts p ON p.id = chosen.id"
+    post_rows joins
+    echo "ORDER BY chosen.lead DESC, chosen.at DESC, p.id DESC;"
+    echo "COMMIT;"
+} >"$work/feed.sql"
 
 # wrk's requests, one script per client (wrk's done() runs in a Lua state of its own, which
 # sees no argument, so each script carries its client's name). They read the tokens from
