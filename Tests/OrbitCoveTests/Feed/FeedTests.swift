@@ -180,6 +180,21 @@ import Testing
                 #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
                 #expect(reply.fieldErrors[field] != nil, "\(body): \(reply.fieldErrors)")
             }
+            // A hostile client's requests: crafted cursors, huge numbers, wrong types and
+            // content types, a key named twice. Each a 4xx in the envelope.
+            for query in ["?cursor=AAAA", "?limit=99999999999999999999", "?q=kit&cursor=c2VhcmNofDEwMDAwMDB8eA"] {
+                #expect(
+                    try await api.call(.get, "\(path)\(query)", as: ada).errorCode == "VALIDATION_FAILED", "\(query)")
+            }
+            #expect(try await api.call(.post, path, as: ada, json: "[1,2]").errorCode == "VALIDATION_FAILED")
+            #expect(
+                try await api.call(.post, path, as: ada, json: #"{"content":"a","content":"b"}"#).errorCode
+                    == "VALIDATION_FAILED")
+            #expect(
+                try await api.call(
+                    .post, path, as: ada, json: #"{"content":"a"}"#, headers: [.contentType: "text/plain"]
+                ).status == .unsupportedMediaType)
+            #expect(try await api.call(.get, "\(path)/not-an-id", as: ada).errorCode == "POST_NOT_FOUND")
             let nul = try await api.call(.get, "\(path)?q=a%00b", as: ada)
             #expect(nul.status == .badRequest && nul.fieldErrors["q"] != nil)
             // The mention names whom it refuses.
