@@ -9,10 +9,13 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
     /// The language the feed's search stems words in: a PostgreSQL text search configuration
     /// (``searchLanguages``); `simple` stems nothing and suits any language.
     package var searchLanguage: String
+    /// Whether `GET …/balances/simplified` suggests the fewest transfers that settle everyone
+    /// (on by default, as Splitwise has it) or each pair's own debt.
+    package var simplifyDebts: Bool
 
     package static let `default` = CommunitySettings(
         allowMemberEvents: true, allowMemberPosts: true, defaultReminderHours: 24, timezone: "UTC",
-        searchLanguage: "simple")
+        searchLanguage: "simple", simplifyDebts: true)
 
     /// The text search configurations PostgreSQL 15 ships (migration 0029 falls back to
     /// `simple` for any other name).
@@ -25,13 +28,14 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
 
     package init(
         allowMemberEvents: Bool, allowMemberPosts: Bool, defaultReminderHours: Int, timezone: String,
-        searchLanguage: String = "simple"
+        searchLanguage: String = "simple", simplifyDebts: Bool = true
     ) {
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
         self.defaultReminderHours = defaultReminderHours
         self.timezone = timezone
         self.searchLanguage = searchLanguage
+        self.simplifyDebts = simplifyDebts
     }
 
     package init(from decoder: any Decoder) throws {
@@ -46,6 +50,7 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
         timezone = try container.decodeIfPresent(String.self, forKey: .timezone) ?? fallback.timezone
         searchLanguage =
             try container.decodeIfPresent(String.self, forKey: .searchLanguage) ?? fallback.searchLanguage
+        simplifyDebts = try container.decodeIfPresent(Bool.self, forKey: .simplifyDebts) ?? fallback.simplifyDebts
     }
 }
 

@@ -28,6 +28,8 @@ package enum NotificationType: String, Codable, Sendable, CaseIterable {
     case roleChanged = "role_changed"
     case announcement
     case postComment = "post_comment"
+    case expenseAdded = "expense_added"
+    case settlementReceived = "settlement_received"
 
     /// The preference switch that governs this kind of notification.
     package var category: NotificationCategory {
@@ -38,7 +40,7 @@ package enum NotificationType: String, Codable, Sendable, CaseIterable {
         case .newPost, .postComment: .posts
         case .announcement: .announcements
         case .mention: .mentions
-        case .paymentRequest: .payments
+        case .paymentRequest, .expenseAdded, .settlementReceived: .payments
         case .eventReminder: .reminders
         case .waitlistPromoted, .memberRemoved, .roleChanged, .communityUpdate: .personal
         }

@@ -15,6 +15,7 @@ package enum CommunityAction: String, Sendable, CaseIterable {
     case addExpense
     case setUpDues
     case markDuesPaid
+    case exportLedger
     case inviteMembers
     case removeMembers
     case changeMemberRoles
@@ -57,7 +58,8 @@ package enum CommunityPermissions {
             return isAdmin || settings.allowMemberEvents
         case .createPost:
             return isAdmin || settings.allowMemberPosts
-        case .editAnyEvent, .createAnnouncement, .pinPost, .editAnyPost, .setUpDues, .markDuesPaid, .inviteMembers,
+        case .editAnyEvent, .createAnnouncement, .pinPost, .editAnyPost, .setUpDues, .markDuesPaid, .exportLedger,
+            .inviteMembers,
             .removeMembers, .changeMemberRoles, .editSettings, .viewAuditLog, .restoreCommunity:
             return isAdmin
         case .deleteCommunity, .manageSubscription:
@@ -74,6 +76,8 @@ package enum ContentAction: String, Sendable, CaseIterable {
     case deletePost
     case editComment
     case deleteComment
+    case editTransaction
+    case deleteTransaction
 }
 
 /// Who made a thing, and when: all the row-level rules look at.
@@ -91,8 +95,9 @@ extension CommunityPermissions {
     /// A member's own posts stay editable this long (the seed's `editable_until`).
     package static let postEditWindow: TimeInterval = 24 * 3600
 
-    /// The seed's row-level rules: admins edit and delete anything; a member their own events
-    /// and comments at any time, and their own posts for 24 hours after posting; nobody else's.
+    /// The seed's row-level rules: admins edit and delete anything; a member their own events,
+    /// comments and ledger entries at any time, and their own posts for 24 hours after posting;
+    /// nobody else's.
     package static func allows(
         _ action: ContentAction, on thing: OwnedContent, by userId: UUID, as membership: Membership?, now: Date
     ) -> Bool {
@@ -100,7 +105,7 @@ extension CommunityPermissions {
         if membership.role == .admin { return true }
         guard thing.createdBy == userId else { return false }
         switch action {
-        case .editEvent, .deleteEvent, .editComment, .deleteComment: return true
+        case .editEvent, .deleteEvent, .editComment, .deleteComment, .editTransaction, .deleteTransaction: return true
         case .editPost, .deletePost: return now.timeIntervalSince(thing.createdAt) < postEditWindow
         }
     }

@@ -22,6 +22,10 @@ import Testing
         (.editComment, .dayOld, [.admin, .creator]),
         (.deleteComment, .fresh, [.admin, .creator]),
         (.deleteComment, .dayOld, [.admin, .creator]),
+        (.editTransaction, .fresh, [.admin, .creator]),
+        (.editTransaction, .dayOld, [.admin, .creator]),
+        (.deleteTransaction, .fresh, [.admin, .creator]),
+        (.deleteTransaction, .dayOld, [.admin, .creator]),
     ]
 
     @Test func everyActionAndAgeIsInTheTable() {

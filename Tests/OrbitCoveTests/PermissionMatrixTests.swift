@@ -20,6 +20,7 @@ import Testing
         (.addExpense, true, true),
         (.setUpDues, true, false),
         (.markDuesPaid, true, false),
+        (.exportLedger, true, false),
         (.inviteMembers, true, false),
         (.removeMembers, true, false),
         (.changeMemberRoles, true, false),

@@ -66,6 +66,16 @@ package enum CoreApplication {
             store: PostStore(database: database, logger: log("feed")),
             writer: PostWriter(writes: kit.writes, logger: log("feed"))
         ).register(on: community)
+        FinanceRoutes(
+            store: LedgerStore(database: database, logger: log("finances")),
+            writer: LedgerWriter(writes: kit.writes, logger: log("finances")),
+            export: LedgerExport(database: database, logger: log("finances")),
+            handles: PaymentHandleStore(database: database, logger: log("finances"))
+        ).register(on: community)
+        DuesRoutes(
+            store: DuesStore(database: database, logger: log("dues")),
+            writer: DuesWriter(writes: kit.writes, logger: log("dues"))
+        ).register(on: community)
         SyncRoutes(engine: SyncEngine(database: database, registry: Self.syncRegistry, logger: log("sync")))
             .register(on: community)
         return ServiceParts(router: router, services: kit.services + [retention])
@@ -77,6 +87,8 @@ package enum CoreApplication {
         registry.register(MemberSync.kind())
         registry.register(EventSync.kind())
         registry.register(PostSync.kind())
+        registry.register(FinanceSync.transactions())
+        registry.register(FinanceSync.dues())
         return registry
     }
 }

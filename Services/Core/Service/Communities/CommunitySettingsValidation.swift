@@ -19,7 +19,9 @@ extension CommunitySettings {
             switch (key, value) {
             case ("allowMemberEvents", .bool(let flag)): settings.allowMemberEvents = flag
             case ("allowMemberPosts", .bool(let flag)): settings.allowMemberPosts = flag
-            case ("allowMemberEvents", _), ("allowMemberPosts", _): problems[field] = "must be true or false"
+            case ("simplifyDebts", .bool(let flag)): settings.simplifyDebts = flag
+            case ("allowMemberEvents", _), ("allowMemberPosts", _), ("simplifyDebts", _):
+                problems[field] = "must be true or false"
             case ("defaultReminderHours", .number(let hours))
             where hours.rounded() == hours && (0...720).contains(hours):
                 settings.defaultReminderHours = Int(hours)

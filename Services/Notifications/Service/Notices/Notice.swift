@@ -41,6 +41,7 @@ struct DeepLink: Sendable, Equatable {
     var recurrenceId: Date? = nil
     var postId: UUID? = nil
     var transactionId: UUID? = nil
+    var duesId: UUID? = nil
     /// The member the news is about.
     var userId: UUID? = nil
     var familyMemberId: UUID? = nil
@@ -48,7 +49,8 @@ struct DeepLink: Sendable, Equatable {
     var data: [String: JSONValue] {
         var data: [String: JSONValue] = ["communityId": .string(communityId.lowercasedString)]
         let ids: [(String, UUID?)] = [
-            ("eventId", eventId), ("postId", postId), ("transactionId", transactionId), ("userId", userId),
+            ("eventId", eventId), ("postId", postId), ("transactionId", transactionId), ("duesId", duesId),
+            ("userId", userId),
             ("familyMemberId", familyMemberId),
         ]
         for case (let key, let id?) in ids { data[key] = .string(id.lowercasedString) }

@@ -11,6 +11,7 @@ enum NotificationCatalog {
         registerCommunity(&handlers, writer: writer)
         registerCalendar(&handlers, writer: writer)
         registerFeed(&handlers, writer: writer)
+        registerFinances(&handlers, writer: writer)
     }
 
     private static func registerCommunity(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
@@ -216,6 +217,62 @@ enum NotificationCatalog {
                         : "\(mention.authorName) mentioned you in a comment",
                     body: mention.excerpt.isEmpty ? "Open the post to see it." : mention.excerpt,
                     link: DeepLink(communityId: mention.communityId, postId: mention.postId))
+            ]
+        }
+    }
+
+    /// Finances: each member with a share of a new expense hears what they owe and to whom
+    /// (never the payer or whoever added it); the payee of a settlement hears they were paid,
+    /// and the payer too when someone else recorded it; dues set up, or whose amount changed,
+    /// are a `payment_request` to those who owe them (other dues changes tell nobody here: the
+    /// reminders service turns them into reminders).
+    private static func registerFinances(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
+        handlers.notify(ExpenseAdded.self, writer: writer) { envelope, _ in
+            let expense = envelope.data
+            let link = DeepLink(communityId: expense.communityId, transactionId: expense.transactionId)
+            return expense.shares.filter { $0.userId != expense.addedBy && $0.userId != expense.paidBy }.map { share in
+                Notice(
+                    audience: .users([share.userId], of: expense.communityId, except: [expense.addedBy]),
+                    type: .expenseAdded,
+                    title:
+                        "You owe \(expense.paidByName) \(Currencies.decimal(share.amount, currency: expense.currency)) \(expense.currency)",
+                    body: "For \(expense.description.excerpt()) in \(expense.communityName)", link: link)
+            }
+        }
+        handlers.notify(SettlementRecorded.self, writer: writer) { envelope, _ in
+            let payment = envelope.data
+            let amount = "\(Currencies.decimal(payment.amount, currency: payment.currency)) \(payment.currency)"
+            let link = DeepLink(communityId: payment.communityId, transactionId: payment.transactionId)
+            var notices = [
+                Notice(
+                    audience: .users([payment.to], of: payment.communityId, except: [payment.recordedBy]),
+                    type: .settlementReceived, title: "\(payment.fromName) paid you \(amount)",
+                    body: "Recorded in \(payment.communityName)", link: link)
+            ]
+            if payment.recordedBy != payment.from {
+                notices.append(
+                    Notice(
+                        audience: .users([payment.from], of: payment.communityId, except: [payment.recordedBy]),
+                        type: .settlementReceived, title: "Your payment of \(amount) to \(payment.toName) was recorded",
+                        body: "Recorded in \(payment.communityName)", link: link))
+            }
+            return notices
+        }
+        handlers.notify(DuesChanged.self, writer: writer) { envelope, _ in
+            let dues = envelope.data
+            guard dues.change == .created || dues.change == .updated else { return [] }
+            let audience: Audience =
+                dues.memberIds.map { .users($0, of: dues.communityId, except: [dues.changedBy]) }
+                ?? .members(of: dues.communityId, except: [dues.changedBy])
+            let amount = "\(Currencies.decimal(dues.amount, currency: dues.currency)) \(dues.currency)"
+            return [
+                Notice(
+                    audience: audience, type: .paymentRequest,
+                    title: dues.change == .created
+                        ? "\(dues.name): \(amount) due \(dues.period)"
+                        : "\(dues.name) changed: \(amount) due \(dues.period)",
+                    body: "Dues in \(dues.communityName)",
+                    link: DeepLink(communityId: dues.communityId, duesId: dues.duesId))
             ]
         }
     }

@@ -1,0 +1,280 @@
+import Foundation
+import Hummingbird
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// Dues as members read them: each with its periods (monthly or yearly dues fall due again),
+/// what each period owes (an amount applies from the period it was set for on), and every
+/// member's standing, computed from the payments and waivers at read time so a status is never
+/// stale.
+struct DuesStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    static let order = Keyset(.newestFirst, time: "d.created_at", id: "d.id")
+
+    /// A period's status: waived, else paid in full, else overdue once its day is past, else
+    /// partly paid, else unpaid.
+    static func status(due: Int64, paid: Int64, waived: Bool, period: String, today: String) -> DuesStatus {
+        if waived { return .waived }
+        if paid >= due { return .paid }
+        if period < today { return .overdue }
+        return paid > 0 ? .partial : .unpaid
+    }
+
+    /// The dues' rows and everything their standings are computed from.
+    struct Ledger: Sendable {
+        var rows: [Row]
+        var amounts: [UUID: [(from: String, amount: Int64)]] = [:]
+        var payments: [UUID: [DuesPayment]] = [:]
+        var waivers: [UUID: [String: [UUID: (by: UUID, reason: String?)]]] = [:]
+        var members: [UUID] = []
+        var today: String
+
+        struct Row: Sendable {
+            var id: UUID
+            var communityId: UUID
+            var name: String
+            var description: String?
+            var currency: String
+            var dueDate: String
+            var recurrence: DuesRecurrence
+            var memberIds: [UUID]?
+            var isActive: Bool
+            var createdBy: UUID
+            var revision: Int
+            var createdAt: Date
+            var updatedAt: Date
+        }
+
+        func amount(of row: Row, for period: String) -> Int64 {
+            let schedule = amounts[row.id] ?? []
+            return schedule.last(where: { $0.from <= period })?.amount ?? schedule.first?.amount ?? 0
+        }
+
+        func owers(of row: Row) -> [UUID] { row.memberIds ?? members }
+
+        func standing(of user: UUID, in row: Row, period: String) -> DuesMemberStatus {
+            let paid = (payments[row.id] ?? []).filter { $0.userId == user && $0.period == period }
+            let waiver = waivers[row.id]?[period]?[user]
+            let due = amount(of: row, for: period)
+            let total = paid.reduce(Int64(0)) { $0 + $1.amount }
+            return DuesMemberStatus(
+                userId: user, period: period, amountDue: due, amountPaid: total,
+                status: DuesStore.status(due: due, paid: total, waived: waiver != nil, period: period, today: today),
+                payments: paid, waivedBy: waiver?.by, waivedReason: waiver?.reason)
+        }
+
+        func dues(_ row: Row, viewer: UUID) -> Dues {
+            let periods = DuesSchedule.periods(from: row.dueDate, recurrence: row.recurrence, through: today)
+            let current = periods.last ?? row.dueDate
+            var mine: [DuesMemberStatus] = []
+            if owers(of: row).contains(viewer) {
+                for period in periods {
+                    let standing = standing(of: viewer, in: row, period: period)
+                    if period == current || [.unpaid, .partial, .overdue].contains(standing.status) {
+                        mine.append(standing)
+                    }
+                }
+            }
+            var summary = DuesSummary()
+            for user in owers(of: row) { summary.add(standing(of: user, in: row, period: current)) }
+            return Dues(
+                id: row.id, communityId: row.communityId, name: row.name, description: row.description,
+                amount: amount(of: row, for: current), currency: row.currency, dueDate: row.dueDate,
+                recurrence: row.recurrence, memberIds: row.memberIds, isActive: row.isActive, currentPeriod: current,
+                mine: mine, summary: summary, createdBy: row.createdBy, revision: row.revision,
+                createdAt: row.createdAt, updatedAt: row.updatedAt)
+        }
+    }
+
+    static let columns = """
+        d.id, d.community_id, d.name::text AS name, d.description, d.currency, d.due_date::text AS due_date,
+        d.recurrence, coalesce(d.member_ids, '{}') AS member_ids, d.member_ids IS NULL AS everyone, d.is_active,
+        d.created_by, d.revision, d.created_at, d.updated_at
+        """
+
+    /// Reads the dues that `condition` picks (with its paging), and what their standings need.
+    static func ledger(
+        _ condition: PostgresQuery, community: UUID, timezone: String, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Ledger {
+        var ledger = Ledger(rows: [], today: LedgerDay.today(in: timezone))
+        for try await row in try await connection.query(condition, logger: logger) {
+            var cells = RowReader(row)
+            let id: UUID = try cells.next("id")
+            let communityId: UUID = try cells.next("community_id")
+            let name: String = try cells.next("name")
+            let description: String? = try cells.next("description")
+            let currency: String = try cells.next("currency")
+            let dueDate: String = try cells.next("due_date")
+            let recurrence: String = try cells.next("recurrence")
+            let memberIds: [UUID] = try cells.next("member_ids")
+            let everyone: Bool = try cells.next("everyone")
+            ledger.rows.append(
+                Ledger.Row(
+                    id: id, communityId: communityId, name: name, description: description, currency: currency,
+                    dueDate: dueDate, recurrence: DuesRecurrence(rawValue: recurrence) ?? .none,
+                    memberIds: everyone ? nil : memberIds, isActive: try cells.next("is_active"),
+                    createdBy: try cells.next("created_by"), revision: try cells.next("revision"),
+                    createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at")))
+        }
+        let ids = ledger.rows.map(\.id)
+        guard !ids.isEmpty else { return ledger }
+        for try await (id, from, amount) in try await connection.query(
+            """
+            SELECT dues_id, effective_from::text, amount FROM dues_amounts WHERE dues_id = ANY(\(ids))
+            ORDER BY dues_id, effective_from
+            """, logger: logger
+        ).decode((UUID, String, Int64).self) {
+            ledger.amounts[id, default: []].append((from, amount))
+        }
+        let payments = try await connection.query(
+            """
+            SELECT id, dues_id, user_id, period::text AS period, amount_paid, payment_method, notes, recorded_by, paid_at
+            FROM dues_payments WHERE dues_id = ANY(\(ids)) ORDER BY paid_at, id
+            """, logger: logger)
+        for try await row in payments {
+            var cells = RowReader(row)
+            let id: UUID = try cells.next("id")
+            let duesId: UUID = try cells.next("dues_id")
+            let user: UUID = try cells.next("user_id")
+            let period: String = try cells.next("period")
+            let amount: Int64 = try cells.next("amount_paid")
+            let method: String? = try cells.next("payment_method")
+            let note: String? = try cells.next("notes")
+            ledger.payments[duesId, default: []].append(
+                DuesPayment(
+                    id: id, userId: user, period: period, amount: amount,
+                    method: method.flatMap(PaymentMethod.init(rawValue:)) ?? .other, note: note,
+                    recordedBy: try cells.next("recorded_by"), paidAt: try cells.next("paid_at")))
+        }
+        for try await (duesId, user, period, by, reason) in try await connection.query(
+            """
+            SELECT dues_id, user_id, period::text, waived_by, reason FROM dues_waivers WHERE dues_id = ANY(\(ids))
+            """, logger: logger
+        ).decode((UUID, UUID, String, UUID, String?).self) {
+            ledger.waivers[duesId, default: [:]][period, default: [:]][user] = (by, reason)
+        }
+        if ledger.rows.contains(where: { $0.memberIds == nil }) {
+            for try await user in try await connection.query(
+                """
+                SELECT user_id FROM members WHERE community_id = \(community) AND left_at IS NULL ORDER BY joined_at, user_id
+                """, logger: logger
+            ).decode(UUID.self) {
+                ledger.members.append(user)
+            }
+        }
+        return ledger
+    }
+
+    func list(
+        of communityId: UUID, viewer: UUID, timezone: String, page: PageRequest
+    ) async throws -> [(Dues, PageCursor)] {
+        try await database.transaction(userId: viewer) { connection in
+            let ledger = try await Self.ledger(
+                """
+                SELECT \(unescaped: Self.columns) FROM dues d
+                WHERE d.community_id = \(communityId) AND d.deleted_at IS NULL
+                \(page: page, in: Self.order)
+                """, community: communityId, timezone: timezone, on: connection, logger: logger)
+            return ledger.rows.map { row in
+                (ledger.dues(row, viewer: viewer), PageCursor(createdAt: row.createdAt, id: row.id))
+            }
+        }
+    }
+
+    func detail(
+        _ duesId: UUID, in communityId: UUID, viewer: UUID, timezone: String, period: String?
+    ) async throws -> DuesDetail {
+        try await database.transaction(userId: viewer) { connection in
+            try await Self.detail(
+                duesId, in: communityId, viewer: viewer, timezone: timezone, period: period, on: connection,
+                logger: logger)
+        }
+    }
+
+    static func detail(
+        _ duesId: UUID, in communityId: UUID, viewer: UUID, timezone: String, period: String?,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> DuesDetail {
+        let ledger = try await one(duesId, in: communityId, timezone: timezone, on: connection, logger: logger)
+        let row = ledger.rows[0]
+        let dues = ledger.dues(row, viewer: viewer)
+        let period = period ?? dues.currentPeriod
+        guard DuesSchedule.isPeriod(period, from: row.dueDate, recurrence: row.recurrence) else {
+            throw APIError.validation(["period": "is not a due date of these dues"])
+        }
+        var users = ledger.owers(of: row)
+        for payment in ledger.payments[row.id] ?? [] where payment.period == period && !users.contains(payment.userId) {
+            users.append(payment.userId)
+        }
+        return DuesDetail(
+            dues: dues, period: period, members: users.map { ledger.standing(of: $0, in: row, period: period) })
+    }
+
+    /// One live dues' ledger, or `DUES_NOT_FOUND`.
+    static func one(
+        _ duesId: UUID, in communityId: UUID, timezone: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Ledger {
+        let ledger = try await Self.ledger(
+            """
+            SELECT \(unescaped: Self.columns) FROM dues d
+            WHERE d.id = \(duesId) AND d.community_id = \(communityId) AND d.deleted_at IS NULL
+            """, community: communityId, timezone: timezone, on: connection, logger: logger)
+        guard !ledger.rows.isEmpty else { throw FinanceErrors.duesNotFound }
+        return ledger
+    }
+
+    func history(of duesId: UUID, in communityId: UUID, viewer: UUID) async throws -> [FinanceRevision] {
+        try await database.transaction(userId: viewer) { connection in
+            try await LedgerStore.history(of: duesId, kind: "dues", in: communityId, on: connection, logger: logger)
+        }
+    }
+}
+
+/// When dues fall due: the first due date, then every month or year on the same day (the
+/// month's last day when it is shorter: dues of the 31st fall on 28 or 29 February).
+enum DuesSchedule {
+    /// The periods from the first through the current one (the first not yet past), at most the
+    /// last 120.
+    static func periods(from start: String, recurrence: DuesRecurrence, through today: String) -> [String] {
+        guard recurrence != .none else { return [start] }
+        var periods: [String] = []
+        var index = 0
+        while true {
+            let period = date(start, plus: index, recurrence)
+            periods.append(period)
+            if period >= today || index > 100_000 { break }
+            index += 1
+        }
+        return Array(periods.suffix(120))
+    }
+
+    static func isPeriod(_ period: String, from start: String, recurrence: DuesRecurrence) -> Bool {
+        guard LedgerDay.isValid(period), period >= start else { return false }
+        guard recurrence != .none else { return period == start }
+        let (startYear, startMonth, _) = parts(start)
+        let (year, month, _) = parts(period)
+        let months = (year - startYear) * 12 + (month - startMonth)
+        let steps = recurrence == .monthly ? months : months / 12
+        if recurrence == .yearly, months % 12 != 0 { return false }
+        return date(start, plus: steps, recurrence) == period
+    }
+
+    static func date(_ start: String, plus steps: Int, _ recurrence: DuesRecurrence) -> String {
+        let (year, month, day) = parts(start)
+        let months = (month - 1) + steps * (recurrence == .yearly ? 12 : 1)
+        let newYear = year + months / 12
+        let newMonth = months % 12 + 1
+        return LedgerDay.format(
+            year: newYear, month: newMonth, day: min(day, LedgerDay.daysIn(month: newMonth, year: newYear)))
+    }
+
+    static func parts(_ day: String) -> (Int, Int, Int) {
+        let values = day.split(separator: "-").compactMap { Int($0) }
+        return values.count == 3 ? (values[0], values[1], values[2]) : (1970, 1, 1)
+    }
+}

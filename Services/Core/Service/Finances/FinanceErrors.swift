@@ -1,0 +1,22 @@
+import OrbitCoveInfra
+import OrbitCoveModels
+
+/// The finances' own errors, each with its stable code.
+enum FinanceErrors {
+    static let transactionNotFound = APIError.notFound("TRANSACTION_NOT_FOUND", "No such transaction in this community")
+    static let duesNotFound = APIError.notFound("DUES_NOT_FOUND", "No such dues in this community")
+    static let eventNotFound = APIError.notFound("EVENT_NOT_FOUND", "No such event in this community")
+    static let duesWaived = APIError(
+        .conflict, code: "DUES_WAIVED", message: "These dues are waived for this member; withdraw the waiver first")
+    static let notOwed = APIError(
+        .conflict, code: "DUES_NOT_OWED", message: "This member does not owe these dues")
+    static let ledgerFull = APIError(
+        .conflict, code: "LEDGER_LIMIT", message: "This would take a balance past what the ledger can hold")
+
+    /// A user named in `field` who is not a current member.
+    static func memberNotFound(_ field: String) -> APIError {
+        APIError(
+            .notFound, code: "MEMBER_NOT_FOUND", message: "No such member in this community",
+            details: ["fields": .object([field: .string("is not a member of this community")])])
+    }
+}

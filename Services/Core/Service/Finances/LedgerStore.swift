@@ -1,0 +1,275 @@
+import Foundation
+import Hummingbird
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// The ledger's reads, each in a transaction entered as the reader.
+struct LedgerStore: Sendable {
+    let database: Database
+    let logger: Logger
+
+    /// Newest first by (created_at, id).
+    static let order = Keyset(.newestFirst, time: "t.created_at", id: "t.id")
+
+    /// What `GET …/transactions` narrows the ledger to.
+    struct Filter: Sendable {
+        /// Entries this member paid, received or has a split of.
+        var member: UUID?
+        var category: ExpenseCategory?
+        var currency: String?
+        var type: TransactionType?
+
+        init(_ request: Request) throws {
+            let query = request.uri.queryParameters
+            var problems: [String: String] = [:]
+            if let raw = query.get("member") {
+                member = UUID(uuidString: raw)
+                if member == nil { problems["member"] = "must be a user id" }
+            }
+            if let raw = query.get("category") {
+                category = ExpenseCategory(rawValue: raw)
+                if category == nil {
+                    problems["category"] =
+                        "must be one of \(ExpenseCategory.allCases.map(\.rawValue).joined(separator: ", "))"
+                }
+            }
+            if let raw = query.get("currency") {
+                currency = Currencies.isKnown(raw) ? raw : nil
+                if currency == nil { problems["currency"] = "must be an ISO 4217 currency code in capitals" }
+            }
+            if let raw = query.get("type") {
+                type = TransactionType(rawValue: raw)
+                if type == nil { problems["type"] = "must be expense or settlement" }
+            }
+            if !problems.isEmpty { throw APIError.validation(problems) }
+        }
+    }
+
+    func transactions(
+        of communityId: UUID, viewer: UUID, filter: Filter, page: PageRequest
+    ) async throws -> [(LedgerTransaction, PageCursor)] {
+        try await database.transaction(userId: viewer) { connection in
+            try await Self.page(of: communityId, filter: filter, page: page, on: connection, logger: logger)
+        }
+    }
+
+    static func page(
+        of communityId: UUID, filter: Filter, page: PageRequest, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(LedgerTransaction, PageCursor)] {
+        let rows = try await connection.query(
+            """
+            SELECT \(unescaped: LedgerRows.columns) FROM transactions t \(unescaped: LedgerRows.joins)
+            WHERE t.community_id = \(communityId) AND t.deleted_at IS NULL
+              AND (\(filter.member)::uuid IS NULL OR t.paid_by = \(filter.member) OR t.paid_to = \(filter.member)
+                   OR EXISTS (SELECT 1 FROM splits s WHERE s.transaction_id = t.id AND s.user_id = \(filter.member)))
+              AND (\(filter.category?.rawValue)::text IS NULL OR t.category::text = \(filter.category?.rawValue))
+              AND (\(filter.currency)::text IS NULL OR t.currency = \(filter.currency))
+              AND (\(filter.type?.rawValue)::text IS NULL OR t.type::text = \(filter.type?.rawValue))
+            \(page: page, in: Self.order)
+            """, logger: logger)
+        var entries: [(LedgerTransaction, PageCursor)] = []
+        for try await row in rows {
+            let entry = try LedgerRows.read(row)
+            entries.append((entry, PageCursor(createdAt: entry.createdAt, id: entry.id)))
+        }
+        return entries
+    }
+
+    func transaction(_ id: UUID, in communityId: UUID, viewer: UUID) async throws -> LedgerTransaction {
+        try await database.transaction(userId: viewer) { connection in
+            guard let entry = try await LedgerRows.transaction(id, in: communityId, on: connection, logger: logger)
+            else { throw FinanceErrors.transactionNotFound }
+            return entry
+        }
+    }
+
+    /// Every revision of a transaction, oldest first, each with what it changed; a deleted
+    /// transaction's history stays readable.
+    func history(of id: UUID, in communityId: UUID, viewer: UUID) async throws -> [FinanceRevision] {
+        try await database.transaction(userId: viewer) { connection in
+            try await Self.history(of: id, kind: "transaction", in: communityId, on: connection, logger: logger)
+        }
+    }
+
+    static func history(
+        of id: UUID, kind: String, in communityId: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [FinanceRevision] {
+        let rows = try await connection.query(
+            """
+            SELECT revision, action, changed_by, changed_at, snapshot::text AS snapshot FROM finance_revisions
+            WHERE subject_id = \(id) AND community_id = \(communityId) AND subject_kind = \(kind)
+            ORDER BY revision
+            """, logger: logger)
+        var revisions: [FinanceRevision] = []
+        var before: [String: JSONValue]?
+        for try await row in rows {
+            var cells = RowReader(row)
+            let revision: Int = try cells.next("revision")
+            let action: String = try cells.next("action")
+            let changedBy: UUID = try cells.next("changed_by")
+            let changedAt: Date = try cells.next("changed_at")
+            let text: String = try cells.next("snapshot")
+            guard case .object(let after) = try JSONCoding.decoder.decode(JSONValue.self, from: Data(text.utf8)) else {
+                throw APIError.internalError
+            }
+            let bookkeeping: Set<String> = ["revision", "updatedAt", "createdAt", "summary", "mine", "currentPeriod"]
+            let changed = after.keys.filter { !bookkeeping.contains($0) && before?[$0] != after[$0] }.sorted()
+            revisions.append(
+                FinanceRevision(
+                    revision: revision, action: action, changedBy: changedBy, changedAt: changedAt,
+                    changedFields: before == nil || action == "deleted" ? [] : changed, before: before, after: after))
+            before = after
+        }
+        guard !revisions.isEmpty else {
+            throw kind == "transaction" ? FinanceErrors.transactionNotFound : FinanceErrors.duesNotFound
+        }
+        return revisions
+    }
+
+    // MARK: Balances
+
+    /// Each member's net and who owes whom, per currency, from the kept rows (not summed over
+    /// the ledger).
+    func balances(of communityId: UUID, viewer: UUID, currency: String?) async throws -> [CurrencyBalances] {
+        try await database.transaction(userId: viewer) { connection in
+            try await Self.balances(of: communityId, currency: currency, on: connection, logger: logger)
+        }
+    }
+
+    static let balancesQuery = """
+        SELECT b.currency, b.user_id, b.net FROM ledger_balances b
+        WHERE b.community_id = $1 AND b.net <> 0 AND ($2::text IS NULL OR b.currency = $2)
+        ORDER BY b.currency, b.net DESC, b.user_id
+        """
+    static let debtsQuery = """
+        SELECT p.currency, p.low_user, p.high_user, p.amount FROM ledger_pairs p
+        WHERE p.community_id = $1 AND p.amount <> 0 AND ($2::text IS NULL OR p.currency = $2)
+        ORDER BY p.currency, abs(p.amount) DESC, p.low_user, p.high_user
+        """
+
+    static func balances(
+        of communityId: UUID, currency: String?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [CurrencyBalances] {
+        var binds = PostgresBindings()
+        binds.append(communityId)
+        binds.append(currency)
+        var byCurrency: [String: CurrencyBalances] = [:]
+        for try await (code, user, net) in try await connection.query(
+            PostgresQuery(unsafeSQL: balancesQuery, binds: binds), logger: logger
+        ).decode((String, UUID, Int64).self) {
+            byCurrency[code, default: CurrencyBalances(currency: code, members: [], debts: [])].members.append(
+                MemberBalance(userId: user, net: net))
+        }
+        for try await (code, low, high, amount) in try await connection.query(
+            PostgresQuery(unsafeSQL: debtsQuery, binds: binds), logger: logger
+        ).decode((String, UUID, UUID, Int64).self) {
+            let debt =
+                amount > 0 ? Debt(from: low, to: high, amount: amount) : Debt(from: high, to: low, amount: -amount)
+            byCurrency[code, default: CurrencyBalances(currency: code, members: [], debts: [])].debts.append(debt)
+        }
+        return byCurrency.keys.sorted().compactMap { byCurrency[$0] }
+    }
+
+    /// Transfers that settle everyone, per currency, each explained by the entries behind it:
+    /// the fewest there are (at most 20 members owing or owed; greedy beyond), or pair by pair
+    /// when the community does not simplify.
+    func simplified(
+        of communityId: UUID, viewer: UUID, currency: String?, simplify: Bool
+    ) async throws -> [CurrencySettlement] {
+        try await database.transaction(userId: viewer) { connection in
+            let balances = try await Self.balances(of: communityId, currency: currency, on: connection, logger: logger)
+            var settlements: [CurrencySettlement] = []
+            for ledger in balances {
+                let nets = Dictionary(uniqueKeysWithValues: ledger.members.map { ($0.userId, $0.net) })
+                let (transfers, method): ([DebtSimplification.Transfer], String) =
+                    simplify
+                    ? DebtSimplification.settle(nets)
+                    : (
+                        ledger.debts.map { DebtSimplification.Transfer(from: $0.from, to: $0.to, amount: $0.amount) },
+                        "pairwise"
+                    )
+                let edges = try await Self.edges(
+                    in: communityId, currency: ledger.currency, on: connection, logger: logger)
+                let reasons = DebtSimplification.explain(transfers, edges: edges)
+                let named = Set(
+                    reasons.flatMap { $0.payerSide.map(\.transactionId) + $0.payeeSide.map(\.transactionId) })
+                let entries = try await Self.entries(Array(named), on: connection, logger: logger)
+                let handles = try await Self.handles(
+                    of: Array(Set(transfers.map(\.to))), in: communityId, on: connection, logger: logger)
+                let names = try await LedgerWriter.names(
+                    Array(Set(transfers.map(\.from))), on: connection, logger: logger)
+                func explained(_ side: [(transactionId: UUID, amount: Int64)]) -> [TransferReason] {
+                    side.compactMap { item in
+                        entries[item.transactionId].map {
+                            TransferReason(
+                                transactionId: item.transactionId, type: $0.type, description: $0.description,
+                                transactionDate: $0.date, amount: item.amount)
+                        }
+                    }
+                }
+                settlements.append(
+                    CurrencySettlement(
+                        currency: ledger.currency,
+                        transfers: zip(transfers, reasons).map { transfer, reason in
+                            SuggestedTransfer(
+                                from: transfer.from, to: transfer.to, amount: transfer.amount,
+                                payerSide: explained(reason.payerSide), payeeSide: explained(reason.payeeSide),
+                                payLinks: Currencies.payLinks(
+                                    handles: handles[transfer.to], amount: transfer.amount, currency: ledger.currency,
+                                    note: "OrbitCove: from \(names[transfer.from] ?? "a member")"))
+                        }, method: method))
+            }
+            return settlements
+        }
+    }
+
+    /// Every live split in `currency` where someone owes someone else, newest entry first.
+    static func edges(
+        in communityId: UUID, currency: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [DebtSimplification.Edge] {
+        var edges: [DebtSimplification.Edge] = []
+        for try await (transaction, debtor, creditor, amount) in try await connection.query(
+            """
+            SELECT s.transaction_id, s.user_id, s.payer_id, s.amount FROM splits s
+            WHERE s.community_id = \(communityId) AND s.live AND s.currency = \(currency)
+              AND s.user_id <> s.payer_id AND s.amount > 0
+            ORDER BY s.id DESC
+            """, logger: logger
+        ).decode((UUID, UUID, UUID, Int64).self) {
+            edges.append(
+                DebtSimplification.Edge(transactionId: transaction, debtor: debtor, creditor: creditor, amount: amount))
+        }
+        return edges
+    }
+
+    static func entries(
+        _ ids: [UUID], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [UUID: (type: TransactionType, description: String, date: String)] {
+        var entries: [UUID: (type: TransactionType, description: String, date: String)] = [:]
+        for try await (id, type, description, date) in try await connection.query(
+            """
+            SELECT id, type::text, description::text, transaction_date::text FROM transactions WHERE id = ANY(\(ids))
+            """, logger: logger
+        ).decode((UUID, String, String, String).self) {
+            entries[id] = (TransactionType(rawValue: type) ?? .expense, description, date)
+        }
+        return entries
+    }
+
+    static func handles(
+        of users: [UUID], in communityId: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [UUID: PaymentHandles] {
+        var handles: [UUID: PaymentHandles] = [:]
+        for try await (user, venmo, paypal) in try await connection.query(
+            """
+            SELECT user_id, payment_handles ->> 'venmo', payment_handles ->> 'paypal' FROM members
+            WHERE community_id = \(communityId) AND user_id = ANY(\(users))
+            """, logger: logger
+        ).decode((UUID, String?, String?).self) {
+            handles[user] = PaymentHandles(venmo: venmo, paypal: paypal)
+        }
+        return handles
+    }
+}

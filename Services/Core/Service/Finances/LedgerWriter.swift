@@ -1,0 +1,295 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+
+/// Every change to the ledger, each one `writes.change`: the transaction and its splits (whose
+/// triggers keep the balances and log the change for sync), a revision members can read, the
+/// audit entry when an admin changes someone else's entry, and the messages (`expense.added`,
+/// `settlement.recorded`). Each write takes the community's ledger lock first, so concurrent
+/// writers queue rather than deadlock on the balance rows.
+struct LedgerWriter: Sendable {
+    let writes: CommunityWrites
+    let logger: Logger
+
+    func createExpense(
+        _ input: LedgerInput, in granted: CommunityGate.Granted, request: RequestFacts
+    ) async throws
+        -> LedgerTransaction
+    {
+        let (community, actor) = (granted.record, granted.userId)
+        guard let total = input.totalAmount, let currency = input.currency, let split = input.split,
+            let description = input.description
+        else { throw APIError.internalError }
+        let payer = input.paidBy ?? actor
+        return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+            try await Self.lockLedger(community.id, on: connection, logger: logger)
+            try await Self.checkMembers(
+                [("paidBy", payer)] + split.members.enumerated().map { ("split.members[\($0)].userId", $1.userId) },
+                in: community.id, on: connection, logger: logger)
+            try await PostWriter.checkEvent(input.linkedEventId.value, in: community.id, on: connection, logger: logger)
+            let splits = try Self.allocate(total, split)
+            let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
+            let rows = try await connection.query(
+                """
+                INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
+                                          category, receipt_url, linked_event_id, transaction_date, split_method)
+                VALUES (\(community.id), \(actor), 'expense', \(description), \(total), \(currency), \(payer),
+                        \((input.category ?? .other).rawValue)::expense_category, \(input.receiptUrl.value),
+                        \(input.linkedEventId.value), \(date)::date, \(split.method.rawValue))
+                RETURNING id
+                """, logger: logger)
+            var created: UUID?
+            for try await id in rows.decode(UUID.self) { created = id }
+            guard let id = created else { throw APIError.internalError }
+            change.touched(1)
+            try await Self.insertSplits(splits, of: id, on: connection, logger: logger)
+            let entry = try await Self.recordRevision(
+                of: id, in: community.id, action: "created", by: actor, on: connection, logger: logger)
+            let names = try await Self.names([payer], on: connection, logger: logger)
+            change.announce(
+                ExpenseAdded(
+                    communityId: community.id, communityName: community.name, transactionId: id,
+                    description: description, currency: currency, totalAmount: total, paidBy: payer,
+                    paidByName: names[payer] ?? "Someone", addedBy: actor,
+                    shares: splits.filter { $0.userId != payer && $0.amount > 0 }.map {
+                        ExpenseAdded.Share(userId: $0.userId, amount: $0.amount)
+                    }))
+            return entry
+        }
+    }
+
+    /// `from` paid `to`: recorded by either of them or an admin.
+    func createSettlement(
+        _ input: LedgerInput, in granted: CommunityGate.Granted, request: RequestFacts
+    ) async throws
+        -> LedgerTransaction
+    {
+        let (community, actor) = (granted.record, granted.userId)
+        guard let from = input.paidBy, let to = input.paidTo, let amount = input.totalAmount,
+            let currency = input.currency, let method = input.method
+        else { throw APIError.internalError }
+        guard actor == from || actor == to || granted.membership.role == .admin else { throw APIError.forbidden }
+        return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+            try await Self.lockLedger(community.id, on: connection, logger: logger)
+            try await Self.checkMembers([("from", from), ("to", to)], in: community.id, on: connection, logger: logger)
+            let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
+            let rows = try await connection.query(
+                """
+                INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
+                                          paid_to, category, transaction_date, settlement_method)
+                VALUES (\(community.id), \(actor), 'settlement', \(input.description ?? ""), \(amount), \(currency),
+                        \(from), \(to), 'other', \(date)::date, \(method.rawValue))
+                RETURNING id
+                """, logger: logger)
+            var created: UUID?
+            for try await id in rows.decode(UUID.self) { created = id }
+            guard let id = created else { throw APIError.internalError }
+            change.touched(1)
+            try await Self.insertSplits(
+                [LedgerSplit(userId: to, amount: amount, share: nil)], of: id, on: connection, logger: logger)
+            let entry = try await Self.recordRevision(
+                of: id, in: community.id, action: "created", by: actor, on: connection, logger: logger)
+            let names = try await Self.names([from, to], on: connection, logger: logger)
+            change.announce(
+                SettlementRecorded(
+                    communityId: community.id, communityName: community.name, transactionId: id, from: from,
+                    fromName: names[from] ?? "Someone", to: to, toName: names[to] ?? "Someone", amount: amount,
+                    currency: currency, recordedBy: actor))
+            return entry
+        }
+    }
+
+    /// Changes an expense or a settlement (its creator or an admin). A new total without a new
+    /// split splits it again the way it was split (equal, percentages and shares follow; exact
+    /// amounts that no longer add up are refused).
+    func edit(
+        _ id: UUID, _ input: LedgerInput, in granted: CommunityGate.Granted, request: RequestFacts
+    ) async throws -> LedgerTransaction {
+        let (community, actor) = (granted.record, granted.userId)
+        return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+            try await Self.lockLedger(community.id, on: connection, logger: logger)
+            let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
+            try granted.require(
+                .editTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
+            try input.check(type: current.type)
+            let total = input.totalAmount ?? current.totalAmount
+            var splits = current.splits
+            var newMembers: [(String, UUID)] = []
+            if let payer = input.paidBy, payer != current.paidBy { newMembers.append(("paidBy", payer)) }
+            switch current.type {
+            case .expense:
+                let split =
+                    input.split
+                    ?? SplitRequest(
+                        method: current.splitMethod ?? .exact, members: current.splits.map { ($0.userId, $0.share) })
+                if input.split != nil || total != current.totalAmount {
+                    splits = try Self.allocate(total, split)
+                }
+                let known = Set(current.splits.map(\.userId))
+                for (index, member) in (input.split?.members ?? []).enumerated() where !known.contains(member.userId) {
+                    newMembers.append(("split.members[\(index)].userId", member.userId))
+                }
+            case .settlement:
+                splits = current.splits.map { LedgerSplit(userId: $0.userId, amount: total, share: nil) }
+            }
+            try await Self.checkMembers(newMembers, in: community.id, on: connection, logger: logger)
+            try await PostWriter.checkEvent(input.linkedEventId.value, in: community.id, on: connection, logger: logger)
+            let method = input.split?.method ?? current.splitMethod
+            let updated = try await connection.changedRows(
+                """
+                UPDATE transactions SET
+                    description = coalesce(\(input.description), description),
+                    total_amount = \(total),
+                    currency = coalesce(\(input.currency), currency),
+                    paid_by = coalesce(\(input.paidBy), paid_by),
+                    category = coalesce(\(input.category?.rawValue)::expense_category, category),
+                    transaction_date = coalesce(\(input.transactionDate)::date, transaction_date),
+                    linked_event_id = CASE WHEN \(input.linkedEventId.tag) = 'keep' THEN linked_event_id
+                                           ELSE \(input.linkedEventId.value) END,
+                    receipt_url = CASE WHEN \(input.receiptUrl.tag) = 'keep' THEN receipt_url
+                                       ELSE \(input.receiptUrl.value) END,
+                    split_method = CASE WHEN type = 'expense' THEN \(method?.rawValue) END,
+                    settlement_method = coalesce(\(input.method?.rawValue), settlement_method),
+                    revision = revision + 1, updated_at = NOW()
+                WHERE id = \(id) AND community_id = \(community.id) AND deleted_at IS NULL
+                RETURNING 1
+                """, logger: logger)
+            guard updated == 1 else { throw APIError.forbidden }
+            change.touched(updated)
+            if splits != current.splits {
+                try await connection.query("DELETE FROM splits WHERE transaction_id = \(id)", logger: logger)
+                try await Self.insertSplits(splits, of: id, on: connection, logger: logger)
+            }
+            if actor != current.createdBy {
+                change.audit("transaction.edited", target: ("transaction", id))
+            }
+            return try await Self.recordRevision(
+                of: id, in: community.id, action: "edited", by: actor, on: connection, logger: logger)
+        }
+    }
+
+    /// A soft delete: the entry leaves the ledger and the balances at once; its history stays.
+    func delete(_ id: UUID, in granted: CommunityGate.Granted, request: RequestFacts) async throws {
+        let (community, actor) = (granted.record, granted.userId)
+        try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+            try await Self.lockLedger(community.id, on: connection, logger: logger)
+            let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
+            try granted.require(
+                .deleteTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
+            let removed = try await connection.changedRows(
+                """
+                UPDATE transactions SET deleted_at = NOW(), revision = revision + 1, updated_at = NOW()
+                WHERE id = \(id) AND community_id = \(community.id) AND deleted_at IS NULL
+                RETURNING 1
+                """, logger: logger)
+            guard removed == 1 else { throw APIError.forbidden }
+            change.touched(removed)
+            var last = current
+            last.revision += 1
+            try await Self.insertRevision(last, action: "deleted", by: actor, on: connection, logger: logger)
+            if actor != current.createdBy {
+                change.audit(
+                    "transaction.deleted", target: ("transaction", id),
+                    metadata: ["createdBy": .string(current.createdBy.lowercasedString)])
+            }
+        }
+    }
+
+    // MARK: Steps
+
+    static func lockLedger(_ community: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT ledger_lock(\(community))", logger: logger)
+    }
+
+    /// The live transaction as it stands; `TRANSACTION_NOT_FOUND` otherwise. No row lock: the
+    /// ledger lock every change takes first already serialises changes to it (and `FOR UPDATE`
+    /// would hide it from a member who may read but not change it, who must hear `403`).
+    static func current(
+        _ id: UUID, in community: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> LedgerTransaction {
+        guard let current = try await LedgerRows.transaction(id, in: community, on: connection, logger: logger) else {
+            throw FinanceErrors.transactionNotFound
+        }
+        return current
+    }
+
+    /// Every user named must be a current member; the first who is not is refused by field.
+    static func checkMembers(
+        _ named: [(field: String, userId: UUID)], in community: UUID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        guard !named.isEmpty else { return }
+        var members: Set<UUID> = []
+        for try await id in try await connection.query(
+            """
+            SELECT user_id FROM members
+            WHERE community_id = \(community) AND left_at IS NULL AND user_id = ANY(\(named.map(\.userId)))
+            """, logger: logger
+        ).decode(UUID.self) {
+            members.insert(id)
+        }
+        if let stranger = named.first(where: { !members.contains($0.userId) }) {
+            throw FinanceErrors.memberNotFound(stranger.field)
+        }
+    }
+
+    static func allocate(_ total: Int64, _ split: SplitRequest) throws -> [LedgerSplit] {
+        switch SplitAllocation.allocate(total: total, method: split.method, members: split.members) {
+        case .success(let splits): return splits.sorted { $0.userId.uuidString < $1.userId.uuidString }
+        case .failure(let problem): throw APIError.validation([problem.field: problem.message])
+        }
+    }
+
+    static func insertSplits(
+        _ splits: [LedgerSplit], of id: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        do {
+            try await connection.query(
+                """
+                INSERT INTO splits (transaction_id, user_id, amount, share)
+                SELECT \(id), s.user_id, s.amount, nullif(s.share, -1)
+                FROM unnest(\(splits.map(\.userId)), \(splits.map(\.amount)), \(splits.map { $0.share ?? -1 }))
+                    AS s(user_id, amount, share)
+                """, logger: logger)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22003" {
+            // A balance would pass what a 64-bit integer holds.
+            throw FinanceErrors.ledgerFull
+        }
+    }
+
+    /// Reads the transaction as it now stands and keeps it as a revision.
+    static func recordRevision(
+        of id: UUID, in community: UUID, action: String, by actor: UUID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> LedgerTransaction {
+        guard let entry = try await LedgerRows.transaction(id, in: community, on: connection, logger: logger) else {
+            throw APIError.internalError
+        }
+        try await insertRevision(entry, action: action, by: actor, on: connection, logger: logger)
+        return entry
+    }
+
+    static func insertRevision(
+        _ entry: LedgerTransaction, action: String, by actor: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let snapshot = String(decoding: try JSONCoding.encoder.encode(entry), as: UTF8.self)
+        try await connection.query(
+            """
+            INSERT INTO finance_revisions (community_id, subject_kind, subject_id, revision, action, changed_by, snapshot)
+            VALUES (\(entry.communityId), 'transaction', \(entry.id), \(entry.revision), \(action), \(actor),
+                    \(snapshot)::jsonb)
+            """, logger: logger)
+    }
+
+    static func names(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws -> [UUID: String] {
+        var names: [UUID: String] = [:]
+        for try await (id, name) in try await connection.query(
+            "SELECT id, display_name::text FROM users WHERE id = ANY(\(ids))", logger: logger
+        ).decode((UUID, String).self) {
+            names[id] = name
+        }
+        return names
+    }
+}

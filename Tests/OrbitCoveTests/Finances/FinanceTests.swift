@@ -1,0 +1,466 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+/// The ledger through core's whole router, against the real PostgreSQL, Redis and RabbitMQ.
+@Suite struct FinanceTests {
+    typealias Person = CoreHarness.Person
+
+    static func path(_ club: Community, _ rest: String) -> String { "/api/v1/communities/\(club.id)/\(rest)" }
+
+    static func expense(
+        _ api: CoreHarness, in club: Community, by person: Person, _ json: String
+    ) async throws -> LedgerTransaction {
+        let reply = try await api.call(.post, path(club, "transactions"), as: person, json: json)
+        guard reply.status == .created else {
+            throw TestFailure("expense failed: \(reply.status) \(reply.errorCode ?? "") \(reply.fieldErrors)")
+        }
+        return try reply.data(LedgerTransaction.self)
+    }
+
+    /// An expense of `total` EUR paid by `payer`, split equally among `members` in that order.
+    static func equal(_ total: Int64, paidBy payer: Person, among members: [Person], _ what: String = "Bus") -> String {
+        let list = members.map { #"{"userId":"\#($0.id)"}"# }.joined(separator: ",")
+        return
+            #"{"description":"\#(what)","totalAmount":\#(total),"currency":"EUR","paidBy":"\#(payer.id)","split":{"method":"equal","members":[\#(list)]}}"#
+    }
+
+    static func balances(_ api: CoreHarness, _ club: Community, as person: Person) async throws -> [CurrencyBalances] {
+        try await api.call(.get, path(club, "balances"), as: person).data([CurrencyBalances].self)
+    }
+
+    static func nets(_ balances: [CurrencyBalances], _ currency: String = "EUR") -> [UUID: Int64] {
+        Dictionary(
+            uniqueKeysWithValues: (balances.first { $0.currency == currency }?.members ?? []).map {
+                ($0.userId, $0.net)
+            })
+    }
+
+    @Test func splitsAlwaysAddUpAndBalancesFollowExpensesAndSettlements() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            try await api.join(ben, club, invitedBy: coach)
+
+            // 1.00 among three: 0.34, 0.33, 0.33, the extra cent to the first listed.
+            let bus = try await Self.expense(
+                api, in: club, by: ada, Self.equal(100, paidBy: ada, among: [ben, coach, ada]))
+            #expect(bus.splits.reduce(0) { $0 + $1.amount } == 100)
+            #expect(bus.splits.first { $0.userId == ben.id }?.amount == 34)
+            #expect(bus.splits.first { $0.userId == coach.id }?.amount == 33)
+            #expect(bus.type == .expense && bus.splitMethod == .equal && bus.revision == 1)
+            var nets = Self.nets(try await Self.balances(api, club, as: ben))
+            #expect(nets == [ada.id: 67, ben.id: -34, coach.id: -33])
+
+            // Percentages and shares split the rest; exact amounts that do not add up say by how much.
+            let pizza = try await Self.expense(
+                api, in: club, by: ben,
+                #"{"description":"Pizza","totalAmount":1000,"currency":"EUR","split":{"method":"percentages","members":[{"userId":"\#(ada.id)","share":5000},{"userId":"\#(ben.id)","share":5000}]}}"#
+            )
+            #expect(pizza.paidBy == ben.id && pizza.splits.map(\.amount) == [500, 500].sorted())
+            let off = try await api.call(
+                .post, Self.path(club, "transactions"), as: ben,
+                json:
+                    #"{"description":"Kit","totalAmount":1000,"currency":"EUR","split":{"method":"exact","members":[{"userId":"\#(ada.id)","share":600},{"userId":"\#(ben.id)","share":450}]}}"#
+            )
+            #expect(off.status == .badRequest && off.fieldErrors["split"]?.contains("50 more") == true)
+            let percent = try await api.call(
+                .post, Self.path(club, "transactions"), as: ben,
+                json:
+                    #"{"description":"Kit","totalAmount":1000,"currency":"EUR","split":{"method":"percentages","members":[{"userId":"\#(ada.id)","share":5000},{"userId":"\#(ben.id)","share":4000}]}}"#
+            )
+            #expect(percent.status == .badRequest && percent.fieldErrors["split"] != nil)
+
+            nets = Self.nets(try await Self.balances(api, club, as: coach))
+            #expect(nets == [ada.id: 67 - 500, ben.id: -34 + 500, coach.id: -33])
+            let debts = try await Self.balances(api, club, as: coach)[0].debts
+            // Each pair's debts net out: Ada owes Ben 500 for the pizza less the 34 he owes her.
+            #expect(
+                Set(debts.map { "\($0.from)>\($0.to):\($0.amount)" }) == [
+                    "\(ada.id)>\(ben.id):466", "\(coach.id)>\(ada.id):33",
+                ])
+
+            // Ada pays Ben 433: a settlement, in the balances at once; a payment to oneself is refused.
+            let paid = try await api.call(
+                .post, Self.path(club, "settlements"), as: ada,
+                json: #"{"to":"\#(ben.id)","amount":433,"currency":"EUR","method":"cash","note":"thanks"}"#)
+            #expect(paid.status == .created)
+            let settlement = try paid.data(LedgerTransaction.self)
+            #expect(settlement.type == .settlement && settlement.paidTo == ben.id && settlement.method == .cash)
+            nets = Self.nets(try await Self.balances(api, club, as: coach))
+            #expect(nets == [ben.id: 33, coach.id: -33])
+            let toSelf = try await api.call(
+                .post, Self.path(club, "settlements"), as: ada,
+                json: #"{"to":"\#(ada.id)","amount":1,"currency":"EUR","method":"cash"}"#)
+            #expect(toSelf.status == .badRequest && toSelf.fieldErrors["to"] != nil)
+            // Coach may not record a payment between two others unless an admin (Coach is).
+            let byOther = try await api.call(
+                .post, Self.path(club, "settlements"), as: ben,
+                json: #"{"from":"\#(coach.id)","to":"\#(ada.id)","amount":1,"currency":"EUR","method":"cash"}"#)
+            #expect(byOther.status == .forbidden)
+
+            // Balances are kept per currency.
+            _ = try await Self.expense(
+                api, in: club, by: coach,
+                #"{"description":"Ferry","totalAmount":900,"currency":"NOK","split":{"method":"shares","members":[{"userId":"\#(ada.id)","share":2},{"userId":"\#(coach.id)","share":1}]}}"#
+            )
+            let all = try await Self.balances(api, club, as: ada)
+            #expect(all.map(\.currency) == ["EUR", "NOK"])
+            #expect(Self.nets(all, "NOK") == [ada.id: -600, coach.id: 600])
+            let page = try await api.call(.get, Self.path(club, "transactions?currency=NOK"), as: ada).page(
+                LedgerTransaction.self)
+            #expect(page.items.count == 1 && page.items[0].currency == "NOK")
+            let mine = try await api.call(.get, Self.path(club, "transactions?member=\(coach.id)"), as: ada).page(
+                LedgerTransaction.self)
+            #expect(Set(mine.items.map(\.description)) == ["Bus", "Ferry"])
+        }
+    }
+
+    @Test func editsAndDeletionsKeepARevisionMembersCanRead() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            try await api.join(ben, club, invitedBy: coach)
+            let bus = try await Self.expense(
+                api, in: club, by: ada, Self.equal(300, paidBy: ada, among: [ada, ben, coach]))
+            let path = Self.path(club, "transactions/\(bus.id)")
+
+            // Ben did not add it: he may not change it; Ada may, and a new total splits again the same way.
+            let byBen = try await api.call(.patch, path, as: ben, json: #"{"totalAmount":600}"#)
+            #expect(byBen.status == .forbidden, "\(byBen.status) \(byBen.errorCode ?? "") \(byBen.fieldErrors)")
+            let edited = try await api.call(.patch, path, as: ada, json: #"{"totalAmount":600}"#)
+            #expect(edited.status == .ok)
+            let after = try edited.data(LedgerTransaction.self)
+            #expect(after.revision == 2 && after.splits.allSatisfy { $0.amount == 200 })
+            #expect(Self.nets(try await Self.balances(api, club, as: ben))[ada.id] == 400)
+            // A settlement's fields are not an expense's.
+            let wrong = try await api.call(.patch, path, as: ada, json: #"{"method":"cash"}"#)
+            #expect(wrong.status == .badRequest && wrong.fieldErrors["method"] != nil)
+            // The admin deletes it; it leaves the ledger and the balances, its history stays.
+            #expect(try await api.call(.delete, path, as: coach).status == .noContent)
+            #expect(try await api.call(.get, path, as: ada).errorCode == "TRANSACTION_NOT_FOUND")
+            #expect(Self.nets(try await Self.balances(api, club, as: ben)).isEmpty)
+            let history = try await api.call(.get, "\(path)/history", as: ben).data([FinanceRevision].self)
+            #expect(history.map(\.action) == ["created", "edited", "deleted"])
+            #expect(history.map(\.changedBy) == [ada.id, ada.id, coach.id])
+            #expect(history[1].changedFields.contains("totalAmount") && history[1].changedFields.contains("splits"))
+            #expect(
+                history[1].before?["totalAmount"] == .number(300) && history[1].after["totalAmount"] == .number(600))
+            // The admin's deletion of Ada's entry is audited.
+            let audit = try await api.call(.get, Self.path(club, "audit"), as: coach).page(AuditEntry.self)
+            #expect(audit.items.contains { $0.action == "transaction.deleted" && $0.targetId == bus.id })
+        }
+    }
+
+    @Test func badInputIsRefusedByFieldAndStoresNothing() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, eve) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Eve")
+            )
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            _ = try await api.community(by: eve)
+            let path = Self.path(club, "transactions")
+            let stranger = try await api.call(.post, path, as: ada, json: Self.equal(100, paidBy: eve, among: [ada]))
+            #expect(stranger.status == .notFound && stranger.errorCode == "MEMBER_NOT_FOUND")
+            #expect(stranger.fieldErrors["paidBy"] != nil)
+            let inSplit = try await api.call(
+                .post, path, as: ada, json: Self.equal(100, paidBy: ada, among: [ada, eve]))
+            #expect(inSplit.errorCode == "MEMBER_NOT_FOUND" && inSplit.fieldErrors["split.members[1].userId"] != nil)
+            let bodies: [(String, String)] = [
+                (
+                    #"{"description":"x","totalAmount":0,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "totalAmount"
+                ),
+                (
+                    #"{"description":"x","totalAmount":-5,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "totalAmount"
+                ),
+                (
+                    #"{"description":"x","totalAmount":9223372036854775808,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "totalAmount"
+                ),
+                (
+                    #"{"description":"x","totalAmount":1.5,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "totalAmount"
+                ),
+                (
+                    #"{"description":"x","totalAmount":100,"currency":"XYZ","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "currency"
+                ),
+                (
+                    #"{"description":"x","totalAmount":100,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)","currency":"USD"}]}}"#,
+                    "split.members[0].currency"
+                ),
+                (
+                    #"{"description":"x","totalAmount":100,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"},{"userId":"\#(ada.id)"}]}}"#,
+                    "split.members[1].userId"
+                ),
+                (
+                    #"{"description":"x","totalAmount":100,"currency":"EUR","split":{"method":"equal","members":[]}}"#,
+                    "split.members"
+                ),
+                (
+                    #"{"description":"x","totalAmount":100,"currency":"EUR","transactionDate":"2026-02-30","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "transactionDate"
+                ),
+                (
+                    #"{"description":"","totalAmount":100,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "description"
+                ),
+            ]
+            for (body, field) in bodies {
+                let reply = try await api.call(.post, path, as: ada, json: body)
+                #expect(reply.status == .badRequest, "\(field): \(reply.status)")
+                #expect(reply.fieldErrors[field] != nil, "\(field): \(reply.fieldErrors)")
+            }
+            let ledger = try await api.call(.get, path, as: ada).page(LedgerTransaction.self)
+            #expect(ledger.items.isEmpty)
+            #expect(Self.nets(try await Self.balances(api, club, as: ada)).isEmpty)
+            let missing = try await api.call(.get, "\(path)/\(UUID())", as: ada)
+            #expect(missing.errorCode == "TRANSACTION_NOT_FOUND")
+        }
+    }
+
+    /// The issue's example: debtors 10, 3, 3 and creditors 6, 5, 5 settle in four transfers
+    /// (greedy needs five), and each transfer's reasons add up to it on both sides.
+    @Test func simplifiedDebtsAreTheFewestTransfersAndExplainThemselves() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            var people: [Person] = []
+            for name in ["D1", "D2", "D3", "C1", "C2", "C3"] {
+                let person = try await api.signIn(name)
+                try await api.join(person, club, invitedBy: coach)
+                people.append(person)
+            }
+            let (d1, d2, d3, c1, c2, c3) = (people[0], people[1], people[2], people[3], people[4], people[5])
+            // Each creditor pays an expense split exactly between debtors.
+            func exact(_ payer: Person, _ shares: [(Person, Int)]) -> String {
+                let list = shares.map { #"{"userId":"\#($0.0.id)","share":\#($0.1)}"# }.joined(separator: ",")
+                let total = shares.reduce(0) { $0 + $1.1 }
+                return
+                    #"{"description":"Paid by \#(payer.name)","totalAmount":\#(total),"currency":"EUR","paidBy":"\#(payer.id)","split":{"method":"exact","members":[\#(list)]}}"#
+            }
+            _ = try await Self.expense(api, in: club, by: c1, exact(c1, [(d1, 3), (d2, 3)]))
+            _ = try await Self.expense(api, in: club, by: c2, exact(c2, [(d1, 5)]))
+            _ = try await Self.expense(api, in: club, by: c3, exact(c3, [(d1, 2), (d3, 3)]))
+            let nets = Self.nets(try await Self.balances(api, club, as: coach))
+            #expect(nets == [d1.id: -10, d2.id: -3, d3.id: -3, c1.id: 6, c2.id: 5, c3.id: 5])
+            let settled = try await api.call(.get, Self.path(club, "balances/simplified"), as: d1)
+                .data([CurrencySettlement].self)
+            let euros = try #require(settled.first)
+            #expect(euros.method == "minimum" && euros.transfers.count == 4)
+            var left = nets
+            for transfer in euros.transfers {
+                left[transfer.from, default: 0] += transfer.amount
+                left[transfer.to, default: 0] -= transfer.amount
+                #expect(transfer.payerSide.reduce(0) { $0 + $1.amount } == transfer.amount)
+                #expect(transfer.payeeSide.reduce(0) { $0 + $1.amount } == transfer.amount)
+            }
+            #expect(left.values.allSatisfy { $0 == 0 })
+
+            // Without simplification, each pair's own debt.
+            let settings = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)", as: coach, json: #"{"settings":{"simplifyDebts":false}}"#)
+            #expect(settings.status == .ok)
+            let pairwise = try await api.call(.get, Self.path(club, "balances/simplified"), as: d1)
+                .data([CurrencySettlement].self)
+            #expect(pairwise.first?.method == "pairwise" && pairwise.first?.transfers.count == 5)
+
+            // A payee's handle makes a pay link.
+            let handles = try await api.call(
+                .patch, Self.path(club, "members/me/payment-handles"), as: c2, json: #"{"paypal":"c2-pays"}"#)
+            #expect(try handles.data(PaymentHandles.self) == PaymentHandles(venmo: nil, paypal: "c2-pays"))
+            let bad = try await api.call(
+                .patch, Self.path(club, "members/me/payment-handles"), as: c2, json: #"{"venmo":"@c2 x"}"#)
+            #expect(bad.status == .badRequest && bad.fieldErrors["venmo"] != nil)
+            let linked = try await api.call(.get, Self.path(club, "balances/simplified"), as: d1)
+                .data([CurrencySettlement].self)
+            let toC2 = try #require(linked.first?.transfers.first { $0.to == c2.id })
+            #expect(toC2.payLinks.paypal == "https://www.paypal.me/c2-pays/0.05EUR")
+        }
+    }
+
+    /// Many clients add, edit, delete and settle at once; the kept balances always equal a
+    /// recomputation from the rows.
+    @Test func keptBalancesEqualARecomputationAfterConcurrentWriters() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            var people = [coach]
+            for index in 0..<5 {
+                let person = try await api.signIn("P\(index)")
+                try await api.join(person, club, invitedBy: coach)
+                people.append(person)
+            }
+            let members = people
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, person) in members.enumerated() {
+                    group.addTask {
+                        var generator = SplitMix64(seed: UInt64(index + 1))
+                        var mine: [UUID] = []
+                        for step in 0..<12 {
+                            let roll = generator.next() % 10
+                            let others = members.shuffled(using: &generator).prefix(Int(generator.next() % 4) + 1)
+                            let currency = generator.next() % 3 == 0 ? "USD" : "EUR"
+                            if roll < 5 || mine.isEmpty {
+                                let list = others.map { #"{"userId":"\#($0.id)"}"# }.joined(separator: ",")
+                                let body =
+                                    #"{"description":"Step \#(step)","totalAmount":\#(generator.next() % 5000 + 1),"currency":"\#(currency)","split":{"method":"equal","members":[\#(list)]}}"#
+                                let entry = try await FinanceTests.expense(api, in: club, by: person, body)
+                                mine.append(entry.id)
+                            } else if roll < 7 {
+                                let id = mine[Int(generator.next() % UInt64(mine.count))]
+                                let list = others.map {
+                                    #"{"userId":"\#($0.id)","share":\#(generator.next() % 3 + 1)}"#
+                                }
+                                .joined(separator: ",")
+                                let reply = try await api.call(
+                                    .patch, FinanceTests.path(club, "transactions/\(id)"), as: person,
+                                    json:
+                                        #"{"totalAmount":\#(generator.next() % 9000 + 1),"split":{"method":"shares","members":[\#(list)]}}"#
+                                )
+                                guard reply.status == .ok else { throw TestFailure("edit: \(reply.status)") }
+                            } else if roll < 8 {
+                                let id = mine.removeLast()
+                                let reply = try await api.call(
+                                    .delete, FinanceTests.path(club, "transactions/\(id)"), as: person)
+                                guard reply.status == .noContent else { throw TestFailure("delete: \(reply.status)") }
+                            } else {
+                                let payee = members[Int(generator.next() % UInt64(members.count))]
+                                guard payee.id != person.id else { continue }
+                                let reply = try await api.call(
+                                    .post, FinanceTests.path(club, "settlements"), as: person,
+                                    json:
+                                        #"{"to":"\#(payee.id)","amount":\#(generator.next() % 3000 + 1),"currency":"\#(currency)","method":"bank_transfer"}"#
+                                )
+                                guard reply.status == .created else { throw TestFailure("settle: \(reply.status)") }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let kept = try await Self.balances(api, club, as: coach)
+            try await withTestDatabase { db in
+                let recomputed = try await db.transaction(scope: .system) { connection in
+                    var nets: [String: [UUID: Int64]] = [:]
+                    for try await (currency, user, net) in try await connection.query(
+                        "SELECT currency, user_id, net FROM ledger_recomputed(\(club.id)) WHERE net <> 0",
+                        logger: TestEnvironment.logger
+                    ).decode((String, UUID, Int64).self) {
+                        nets[currency, default: [:]][user] = net
+                    }
+                    return nets
+                }
+                #expect(!recomputed.isEmpty)
+                for (currency, nets) in recomputed { #expect(Self.nets(kept, currency) == nets) }
+                #expect(Set(kept.map(\.currency)) == Set(recomputed.keys))
+                // And the pairs add up to the nets.
+                for ledger in kept {
+                    var fromPairs: [UUID: Int64] = [:]
+                    for debt in ledger.debts {
+                        fromPairs[debt.from, default: 0] -= debt.amount
+                        fromPairs[debt.to, default: 0] += debt.amount
+                    }
+                    #expect(fromPairs.filter { $0.value != 0 } == Self.nets(kept, ledger.currency))
+                }
+            }
+        }
+    }
+
+    @Test func theExportIsCSVForAdminsAndTheLedgerSyncs() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let tricky = try await Self.expense(
+                api, in: club, by: ada, Self.equal(1234, paidBy: ada, among: [ada, coach], #"Bus, \"the big one\""#))
+            _ = try await Self.expense(api, in: club, by: ada, Self.equal(5, paidBy: ada, among: [coach], "=1+1"))
+            #expect(try await api.call(.get, Self.path(club, "transactions/export.csv"), as: ada).status == .forbidden)
+            let csv = try await api.call(.get, Self.path(club, "transactions/export.csv"), as: coach)
+            #expect(csv.status == .ok && csv.headers[.contentType]?.hasPrefix("text/csv") == true)
+            let text = String(decoding: csv.body, as: UTF8.self)
+            let lines = text.components(separatedBy: "\r\n")
+            #expect(lines.first?.hasPrefix("id,date,type,description") == true)
+            #expect(lines.count == 4 && lines[3].isEmpty)
+            #expect(text.contains(#""Bus, ""the big one""""#))
+            #expect(text.contains(",'=1+1,") && text.contains(",12.34,"))
+
+            let sync = try await api.call(.get, Self.path(club, "sync"), as: coach)
+            let data = sync.json?["data"] as? [String: Any]
+            let rows = FeedTests.rows(data?["transactions"])
+            #expect(rows.contains { $0["id"] as? String == tricky.id.lowercasedString })
+            #expect(data?["dues"] != nil)
+        }
+    }
+
+    @Test func duesCollectPaymentsAndWaiversPerMemberAndPeriod() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            try await api.join(ben, club, invitedBy: coach)
+            let body =
+                #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"2099-01-31","recurrence":"monthly","memberIds":["\#(ada.id)","\#(ben.id)"]}"#
+            #expect(try await api.call(.post, Self.path(club, "dues"), as: ada, json: body).status == .forbidden)
+            let created = try await api.call(.post, Self.path(club, "dues"), as: coach, json: body)
+            #expect(created.status == .created)
+            let dues = try created.data(Dues.self)
+            #expect(dues.currentPeriod == "2099-01-31" && dues.summary.unpaid == 2 && dues.mine.isEmpty)
+            let path = Self.path(club, "dues/\(dues.id)")
+
+            // Ada pays in two parts; Ben is waived; Coach does not owe these dues.
+            let part = try await api.call(
+                .post, "\(path)/payments", as: coach, json: #"{"userId":"\#(ada.id)","amount":2000,"method":"cash"}"#)
+            #expect(part.status == .created)
+            #expect(try part.data(DuesMemberStatus.self).status == .partial)
+            let rest = try await api.call(
+                .post, "\(path)/payments", as: coach,
+                json: #"{"userId":"\#(ada.id)","amount":3000,"method":"venmo","note":"rest"}"#)
+            #expect(try rest.data(DuesMemberStatus.self).status == .paid)
+            let waived = try await api.call(
+                .post, "\(path)/waivers", as: coach, json: #"{"userId":"\#(ben.id)","reason":"hardship"}"#)
+            #expect(try waived.data(DuesMemberStatus.self).status == .waived)
+            let onWaived = try await api.call(
+                .post, "\(path)/payments", as: coach, json: #"{"userId":"\#(ben.id)","amount":100,"method":"cash"}"#)
+            #expect(onWaived.status == .conflict && onWaived.errorCode == "DUES_WAIVED")
+            let notOwed = try await api.call(
+                .post, "\(path)/payments", as: coach, json: #"{"userId":"\#(coach.id)","amount":100,"method":"cash"}"#)
+            #expect(notOwed.errorCode == "DUES_NOT_OWED")
+            let badPeriod = try await api.call(
+                .post, "\(path)/payments", as: coach,
+                json: #"{"userId":"\#(ada.id)","amount":100,"method":"cash","period":"2099-02-01"}"#)
+            #expect(badPeriod.status == .badRequest && badPeriod.fieldErrors["period"] != nil)
+            // February's period falls on its last day.
+            let february = try await api.call(.get, "\(path)?period=2099-02-28", as: ada).data(DuesDetail.self)
+            #expect(february.members.allSatisfy { $0.status == .unpaid && $0.amountDue == 5000 })
+
+            // Members read their own standing; the amount changes from the current period on.
+            let mine = try await api.call(.get, Self.path(club, "dues"), as: ada).page(Dues.self)
+            #expect(mine.items.first?.mine.map(\.status) == [.paid])
+            #expect(mine.items.first?.summary.paid == 1 && mine.items.first?.summary.waived == 1)
+            let raised = try await api.call(.patch, path, as: coach, json: #"{"amount":6000}"#)
+            #expect(try raised.data(Dues.self).amount == 6000)
+            let history = try await api.call(.get, "\(path)/history", as: ben).data([FinanceRevision].self)
+            #expect(history.map(\.action) == ["created", "edited"] && history[1].changedFields == ["amount"])
+            // Withdrawing the waiver puts Ben back to owing.
+            let withdrawn = try await api.call(.delete, "\(path)/waivers/\(ben.id)", as: coach)
+            #expect(try withdrawn.data(DuesMemberStatus.self).status == .unpaid)
+            #expect(try await api.call(.delete, path, as: ada).status == .forbidden)
+            #expect(try await api.call(.delete, path, as: coach).status == .noContent)
+            #expect(try await api.call(.get, path, as: ada).errorCode == "DUES_NOT_FOUND")
+        }
+    }
+}
