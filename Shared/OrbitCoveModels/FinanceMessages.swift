@@ -83,6 +83,9 @@ package struct SettlementRecorded: MessagePayload, Equatable {
 /// stopped by a payment or a waiver).
 package enum DuesChange: String, Codable, Sendable, CaseIterable {
     case created
+    /// The amount changed (and perhaps more): those who owe are asked again.
+    case amountChanged = "amount_changed"
+    /// Another field changed: the name, description, who owes or whether it is collecting.
     case updated
     case deleted
     case paymentRecorded = "payment_recorded"

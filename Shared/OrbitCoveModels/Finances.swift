@@ -346,8 +346,16 @@ package struct DuesSummary: Codable, Sendable, Equatable {
         case .overdue: overdue += 1
         case .waived: waived += 1
         }
-        collected += member.amountPaid
-        if member.status != .waived { outstanding += max(0, member.amountDue - member.amountPaid) }
+        // Saturating: a summary is a figure to show, and no sum of payments may trap a read.
+        collected = Self.sum(collected, member.amountPaid)
+        if member.status != .waived {
+            outstanding = Self.sum(outstanding, max(0, member.amountDue - member.amountPaid))
+        }
+    }
+
+    private static func sum(_ a: Int64, _ b: Int64) -> Int64 {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : total
     }
 }
 

@@ -16,15 +16,16 @@ package struct SyncSection<Item: Codable & Sendable & Equatable>: Codable, Senda
 /// `GET /communities/{id}/sync`: the seed's shape, a section per entity kind plus the token
 /// for the next call (clients decode this; the server writes it section by section from the
 /// kinds its features register). Events (as stored: series, overrides, single events) are in
-/// their section; posts and transactions stay empty until those features land, their sections
-/// part of the protocol already so clients need no change then.
+/// their section, posts in theirs, the ledger's expenses and settlements (with their splits) in
+/// `transactions`, and dues (with the syncing member's standing) in `dues`.
 package struct CommunitySync: Codable, Sendable, Equatable {
     /// Present when the community itself changed (or on a full sync).
     @ExplicitNull package var community: Community?
     package var members: SyncSection<CommunityMember>
     package var events: SyncSection<JSONValue>
     package var posts: SyncSection<JSONValue>
-    package var transactions: SyncSection<JSONValue>
+    package var transactions: SyncSection<LedgerTransaction>
+    package var dues: SyncSection<Dues>
     package var syncToken: String
     /// True when this is everything (no token, or one too old to continue from): replace, not merge.
     package var full: Bool
@@ -40,6 +41,7 @@ package struct CommunitySync: Codable, Sendable, Equatable {
         self.events = SyncSection()
         self.posts = SyncSection()
         self.transactions = SyncSection()
+        self.dues = SyncSection()
         self.syncToken = syncToken
         self.full = full
     }

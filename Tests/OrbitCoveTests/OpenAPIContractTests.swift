@@ -124,12 +124,30 @@ import Yams
             #expect(values(schema, "type") == Set(PostType.allCases.map(\.rawValue)), "\(schema)")
         }
         #expect(values("ReactionRequest", "type") == Set(ReactionType.allCases.map(\.rawValue)))
+        for schema in ["LedgerTransaction", "TransferReason"] {
+            #expect(values(schema, "type") == Set(TransactionType.allCases.map(\.rawValue)), "\(schema)")
+        }
+        for schema in ["LedgerTransaction", "CreateExpenseRequest", "UpdateTransactionRequest"] {
+            #expect(values(schema, "category") == Set(ExpenseCategory.allCases.map(\.rawValue)), "\(schema)")
+        }
+        #expect(values("SplitRequest", "method") == Set(SplitMethod.allCases.map(\.rawValue)))
+        for schema in ["CreateSettlementRequest", "UpdateTransactionRequest", "DuesPayment", "DuesPaymentRequest"] {
+            #expect(values(schema, "method") == Set(PaymentMethod.allCases.map(\.rawValue)), "\(schema)")
+        }
+        for schema in ["Dues", "CreateDuesRequest"] {
+            #expect(values(schema, "recurrence") == Set(DuesRecurrence.allCases.map(\.rawValue)), "\(schema)")
+        }
+        #expect(values("DuesMemberStatus", "status") == Set(DuesStatus.allCases.map(\.rawValue)))
         let languages = (schemas["CommunitySettingsRequest"] as? [String: Any]).flatMap {
             (($0["properties"] as? [String: Any])?["searchLanguage"] as? [String: Any])?["enum"] as? [String]
         }
         #expect(languages == CommunitySettings.searchLanguages)
         let parameters = (document["components"] as? [String: Any])?["parameters"] as? [String: Any]
-        let scope = ((parameters?["EditScope"] as? [String: Any])?["schema"] as? [String: Any])?["enum"] as? [String]
-        #expect(Set(scope ?? []) == Set(EditScope.allCases.map(\.rawValue)))
+        func parameterValues(_ name: String) -> Set<String> {
+            Set((((parameters?[name] as? [String: Any])?["schema"] as? [String: Any])?["enum"] as? [String]) ?? [])
+        }
+        #expect(parameterValues("EditScope") == Set(EditScope.allCases.map(\.rawValue)))
+        #expect(parameterValues("TransactionCategoryFilter") == Set(ExpenseCategory.allCases.map(\.rawValue)))
+        #expect(parameterValues("TransactionTypeFilter") == Set(TransactionType.allCases.map(\.rawValue)))
     }
 }

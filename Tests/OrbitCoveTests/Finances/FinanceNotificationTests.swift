@@ -43,7 +43,8 @@ import Testing
                 // Dues for Ada and Cy: each hears once; a payment asks nobody again.
                 let dues = try await api.call(
                     .post, FinanceTests.path(club, "dues"), as: coach,
-                    json: #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"2099-03-01","memberIds":["\#(ada.id)","\#(cy.id)"]}"#
+                    json:
+                        #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"2099-03-01","memberIds":["\#(ada.id)","\#(cy.id)"]}"#
                 ).data(Dues.self)
                 #expect(try await harness.settled(ada, .paymentRequest, count: 1))
                 #expect(try await harness.settled(cy, .paymentRequest, count: 1))
@@ -55,6 +56,15 @@ import Testing
                     .post, FinanceTests.path(club, "dues/\(dues.id)/payments"), as: coach,
                     json: #"{"userId":"\#(ada.id)","amount":5000,"method":"cash"}"#)
                 #expect(try await harness.settled(ada, .paymentRequest, count: 1))
+                // A new name asks nobody again; a new amount asks those who owe.
+                _ = try await api.call(
+                    .patch, FinanceTests.path(club, "dues/\(dues.id)"), as: coach, json: #"{"name":"Season 2099"}"#)
+                _ = try await api.call(
+                    .patch, FinanceTests.path(club, "dues/\(dues.id)"), as: coach, json: #"{"amount":6000}"#)
+                #expect(try await harness.settled(cy, .paymentRequest, count: 2))
+                #expect(try await harness.settled(ada, .paymentRequest, count: 2))
+                let again = try #require(try await harness.history(of: cy).first { $0.type == .paymentRequest })
+                #expect(again.title == "Season 2099 is now 60.00 EUR, due 2099-03-01")
             }
         }
     }

@@ -430,6 +430,13 @@ import Testing
                 .post, "\(path)/payments", as: coach,
                 json: #"{"userId":"\#(ada.id)","amount":3000,"method":"venmo","note":"rest"}"#)
             #expect(try rest.data(DuesMemberStatus.self).status == .paid)
+            let over = try await api.call(
+                .post, "\(path)/payments", as: coach, json: #"{"userId":"\#(ada.id)","amount":1,"method":"cash"}"#)
+            #expect(over.status == .badRequest && over.fieldErrors["amount"] != nil)
+            let everyone = try await api.call(
+                .post, Self.path(club, "dues"), as: coach,
+                json: #"{"name":"All","amount":1,"currency":"EUR","dueDate":"2099-01-01","memberIds":null}"#)
+            #expect(everyone.status == .badRequest && everyone.fieldErrors["memberIds"] != nil)
             let waived = try await api.call(
                 .post, "\(path)/waivers", as: coach, json: #"{"userId":"\#(ben.id)","reason":"hardship"}"#)
             #expect(try waived.data(DuesMemberStatus.self).status == .waived)

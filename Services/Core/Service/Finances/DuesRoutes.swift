@@ -144,7 +144,12 @@ struct DuesRoutes {
         }
         switch reader.fields["memberIds"] {
         case nil: break
-        case .null: input.memberIds = .clear
+        case .null:
+            if creating {
+                reader.problems["memberIds"] = "must be a list of members (leave it out for everyone)"
+            } else {
+                input.memberIds = .clear
+            }
         default:
             if let ids = reader.ids("memberIds", maxCount: 1_000) {
                 if ids.isEmpty {

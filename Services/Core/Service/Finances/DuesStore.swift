@@ -60,7 +60,11 @@ struct DuesStore: Sendable {
             let paid = (payments[row.id] ?? []).filter { $0.userId == user && $0.period == period }
             let waiver = waivers[row.id]?[period]?[user]
             let due = amount(of: row, for: period)
-            let total = paid.reduce(Int64(0)) { $0 + $1.amount }
+            // Payments are checked against what is owed, but rows written past the API must not trap.
+            let total = paid.reduce(Int64(0)) { sum, payment in
+                let (next, overflow) = sum.addingReportingOverflow(payment.amount)
+                return overflow ? .max : next
+            }
             return DuesMemberStatus(
                 userId: user, period: period, amountDue: due, amountPaid: total,
                 status: DuesStore.status(due: due, paid: total, waived: waiver != nil, period: period, today: today),

@@ -95,7 +95,7 @@ struct DuesWriter: Sendable {
                     """, logger: logger)
             }
             let dues = try await record(duesId, "edited", in: granted, on: connection)
-            announce(&change, dues, .updated, in: granted)
+            announce(&change, dues, dues.amount != before.amount ? .amountChanged : .updated, in: granted)
             return dues
         }
     }
@@ -130,6 +130,11 @@ struct DuesWriter: Sendable {
         try await standingChange(duesId, user: payment.userId, period: payment.period, in: granted, request: request) {
             standing, connection in
             guard standing.status != .waived else { throw FinanceErrors.duesWaived }
+            // Never more than is owed: a period's payments stay within its amount.
+            let owed = max(0, standing.amountDue - standing.amountPaid)
+            guard payment.amount <= owed else {
+                throw APIError.validation(["amount": "is more than the \(owed) still owed for \(standing.period)"])
+            }
             try await connection.query(
                 """
                 INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by, payment_method, notes, period)

@@ -31,6 +31,8 @@ struct LedgerInput: Sendable {
     var method: PaymentMethod?
     /// The fields a PATCH named.
     var present: Set<String> = []
+    /// A PATCH emptied the description: a settlement's note may go, an expense's description not.
+    var clearsDescription = false
 
     static let expenseFields: Set<String> = [
         "description", "totalAmount", "currency", "paidBy", "category", "transactionDate", "linkedEventId",
@@ -68,8 +70,8 @@ struct LedgerInput: Sendable {
         var input = LedgerInput()
         input.present = Set(reader.fields.keys)
         let description = reader.text("description", maxLength: FinanceLimits.descriptionLength)
-        if case .clear = description { reader.problems["description"] = "must not be empty" }
         input.description = description.value
+        input.clearsDescription = description.tag == "clear"
         input.totalAmount = reader.amount("totalAmount", required: false)
         input.transactionDate = reader.day("transactionDate")
         input.currency = reader.currency("currency", required: false)
@@ -92,9 +94,13 @@ struct LedgerInput: Sendable {
     func check(type: TransactionType) throws {
         let allowed = type == .expense ? Self.expenseFields : Self.settlementEditFields
         let refused = present.subtracting(allowed)
+        if type == .expense, clearsDescription { throw APIError.validation(["description": "must not be empty"]) }
         guard refused.isEmpty else {
             throw APIError.validation(
-                Dictionary(uniqueKeysWithValues: refused.map { ($0, "cannot be changed on a \(type.rawValue)") }))
+                Dictionary(
+                    uniqueKeysWithValues: refused.map {
+                        ($0, "cannot be changed on \(type == .expense ? "an expense" : "a settlement")")
+                    }))
         }
     }
 
@@ -218,6 +224,7 @@ enum LedgerDay {
     static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard text.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
             let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
             (1...9999).contains(year), (1...12).contains(month), day >= 1
         else { return false }

@@ -140,7 +140,7 @@ struct LedgerWriter: Sendable {
             let updated = try await connection.changedRows(
                 """
                 UPDATE transactions SET
-                    description = coalesce(\(input.description), description),
+                    description = CASE WHEN \(input.clearsDescription) THEN '' ELSE coalesce(\(input.description), description) END,
                     total_amount = \(total),
                     currency = coalesce(\(input.currency), currency),
                     paid_by = coalesce(\(input.paidBy), paid_by),

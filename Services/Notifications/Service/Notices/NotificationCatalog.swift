@@ -260,7 +260,7 @@ enum NotificationCatalog {
         }
         handlers.notify(DuesChanged.self, writer: writer) { envelope, _ in
             let dues = envelope.data
-            guard dues.change == .created || dues.change == .updated else { return [] }
+            guard dues.change == .created || dues.change == .amountChanged else { return [] }
             let audience: Audience =
                 dues.memberIds.map { .users($0, of: dues.communityId, except: [dues.changedBy]) }
                 ?? .members(of: dues.communityId, except: [dues.changedBy])
@@ -270,7 +270,7 @@ enum NotificationCatalog {
                     audience: audience, type: .paymentRequest,
                     title: dues.change == .created
                         ? "\(dues.name): \(amount) due \(dues.period)"
-                        : "\(dues.name) changed: \(amount) due \(dues.period)",
+                        : "\(dues.name) is now \(amount), due \(dues.period)",
                     body: "Dues in \(dues.communityName)",
                     link: DeepLink(communityId: dues.communityId, duesId: dues.duesId))
             ]
