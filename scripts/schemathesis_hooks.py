@@ -484,6 +484,14 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "generation.max-examples = 5",
         "checks.ensure_resource_availability.enabled = false",
         "",
+        "# These name members in their bodies (a payer, a payee, a member owing dues), bound to the",
+        "# seeded community's. In a community the stateful phase just created nobody else is a",
+        "# member, so 404 MEMBER_NOT_FOUND (naming the field) is the right answer, not a sign that",
+        "# the community is gone: that check is off for them alone.",
+        "[[operations]]",
+        'include-operation-id = ["createExpense", "recordSettlement", "createDues", "recordDuesPayment", "waiveDues", "withdrawDuesWaiver"]',
+        "checks.ensure_resource_availability.enabled = false",
+        "",
     ]
     return "\n".join(lines)
 

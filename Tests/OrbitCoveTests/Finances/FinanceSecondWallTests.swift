@@ -91,6 +91,29 @@ import Testing
                 #expect(
                     await run("SELECT 1 FROM finance_revisions WHERE subject_id = \(bus.id)", as: eve.id) == .rows(0))
                 #expect(await run("SELECT 1 FROM dues_amounts WHERE dues_id = \(dues.id)", as: eve.id) == .rows(0))
+                // A split is a current member's, and a live transaction's splits add up to its total.
+                #expect(
+                    await run(
+                        "INSERT INTO splits (transaction_id, user_id, amount) VALUES (\(bus.id), \(eve.id), 0) RETURNING 1",
+                        as: ada.id) == .refused)
+                #expect(
+                    await run(
+                        "UPDATE splits SET amount = amount + 1 WHERE transaction_id = \(bus.id) AND user_id = \(ben.id) RETURNING 1",
+                        as: ada.id) == .refused)
+                // A revision only for the revision the entry is at: none written ahead.
+                #expect(
+                    await run(
+                        "INSERT INTO finance_revisions (community_id, subject_kind, subject_id, revision, action, changed_by, snapshot) VALUES (\(club.id), 'transaction', \(bus.id), 2, 'edited', \(ada.id), '{}') RETURNING 1",
+                        as: ada.id) == .refused)
+                // Payment handles are the member's own, not even an admin's to change.
+                #expect(
+                    await run(
+                        "UPDATE members SET payment_handles = '{\"paypal\":\"coach\"}' WHERE user_id = \(ada.id) AND community_id = \(club.id) RETURNING 1",
+                        as: coach.id) == .refused)
+                #expect(
+                    await run(
+                        "UPDATE members SET payment_handles = '{\"paypal\":\"ada\"}' WHERE user_id = \(ada.id) AND community_id = \(club.id) RETURNING 1",
+                        as: ada.id) == .rows(1))
                 // The admin may record a payment, as themselves.
                 #expect(
                     await run(

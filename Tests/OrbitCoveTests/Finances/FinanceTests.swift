@@ -224,9 +224,29 @@ import Testing
             }
             let ledger = try await api.call(.get, path, as: ada).page(LedgerTransaction.self)
             #expect(ledger.items.isEmpty)
+            let early = try await api.call(
+                .post, Self.path(club, "dues"), as: coach,
+                json: #"{"name":"Old","amount":1,"currency":"EUR","dueDate":"0001-01-31","recurrence":"monthly"}"#)
+            #expect(early.status == .badRequest && early.fieldErrors["dueDate"] != nil)
             #expect(Self.nets(try await Self.balances(api, club, as: ada)).isEmpty)
             let missing = try await api.call(.get, "\(path)/\(UUID())", as: ada)
             #expect(missing.errorCode == "TRANSACTION_NOT_FOUND")
+
+            // A balance that would pass 64 bits is refused, and nothing moves.
+            _ = try await Self.expense(api, in: club, by: ada, Self.equal(10, paidBy: ada, among: [coach]))
+            // (As the owner: balances are the triggers' alone, even for the system.)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { db in
+                let moved = try await db.transaction(scope: nil) { connection in
+                    try await connection.changedRows(
+                        "UPDATE ledger_balances SET net = 9223372036854775000 WHERE community_id = \(club.id) AND user_id = \(ada.id) RETURNING 1",
+                        logger: TestEnvironment.logger)
+                }
+                #expect(moved == 1)
+            }
+            let full = try await api.call(
+                .post, path, as: ada, json: Self.equal(FinanceLimits.maxAmount, paidBy: ada, among: [coach]))
+            #expect(full.status == .conflict && full.errorCode == "LEDGER_LIMIT")
+            #expect(try await api.call(.get, path, as: ada).page(LedgerTransaction.self).items.count == 1)
         }
     }
 

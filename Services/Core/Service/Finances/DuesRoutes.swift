@@ -138,6 +138,8 @@ struct DuesRoutes {
             input.currency = reader.currency("currency", required: true)
             input.dueDate = reader.day("dueDate")
             if reader.fields["dueDate"] == nil { reader.problems["dueDate"] = "is required" }
+            // Periods are counted from the first due date: one in 2000 or later keeps that short.
+            if let day = input.dueDate, day < "2000-01-01" { reader.problems["dueDate"] = "must be in 2000 or later" }
             input.recurrence = reader.choice("recurrence", as: DuesRecurrence.self).value
         } else {
             input.isActive = reader.boolean("isActive")

@@ -29,6 +29,8 @@ struct DuesStore: Sendable {
         var rows: [Row]
         var amounts: [UUID: [(from: String, amount: Int64)]] = [:]
         var payments: [UUID: [DuesPayment]] = [:]
+        /// The same payments by dues, member and period, so a standing reads only its own.
+        var paid: [UUID: [UUID: [String: [DuesPayment]]]] = [:]
         var waivers: [UUID: [String: [UUID: (by: UUID, reason: String?)]]] = [:]
         var members: [UUID] = []
         var today: String
@@ -57,7 +59,7 @@ struct DuesStore: Sendable {
         func owers(of row: Row) -> [UUID] { row.memberIds ?? members }
 
         func standing(of user: UUID, in row: Row, period: String) -> DuesMemberStatus {
-            let paid = (payments[row.id] ?? []).filter { $0.userId == user && $0.period == period }
+            let paid = self.paid[row.id]?[user]?[period] ?? []
             let waiver = waivers[row.id]?[period]?[user]
             let due = amount(of: row, for: period)
             // Payments are checked against what is owed, but rows written past the API must not trap.
@@ -149,11 +151,13 @@ struct DuesStore: Sendable {
             let amount: Int64 = try cells.next("amount_paid")
             let method: String? = try cells.next("payment_method")
             let note: String? = try cells.next("notes")
-            ledger.payments[duesId, default: []].append(
+            let payment =
                 DuesPayment(
                     id: id, userId: user, period: period, amount: amount,
                     method: method.flatMap(PaymentMethod.init(rawValue:)) ?? .other, note: note,
-                    recordedBy: try cells.next("recorded_by"), paidAt: try cells.next("paid_at")))
+                    recordedBy: try cells.next("recorded_by"), paidAt: try cells.next("paid_at"))
+            ledger.payments[duesId, default: []].append(payment)
+            ledger.paid[duesId, default: [:]][user, default: [:]][period, default: []].append(payment)
         }
         for try await (duesId, user, period, by, reason) in try await connection.query(
             """

@@ -135,13 +135,14 @@ struct DuesWriter: Sendable {
             guard payment.amount <= owed else {
                 throw APIError.validation(["amount": "is more than the \(owed) still owed for \(standing.period)"])
             }
-            try await connection.query(
+            let touched = try await connection.changedRows(
                 """
                 INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by, payment_method, notes, period)
                 VALUES (\(duesId), \(payment.userId), \(payment.amount), \(granted.userId), \(payment.method.rawValue),
                         \(payment.note), \(standing.period)::date)
+                RETURNING 1
                 """, logger: logger)
-            return .paymentRecorded
+            return (.paymentRecorded, touched)
         }
     }
 
@@ -151,13 +152,14 @@ struct DuesWriter: Sendable {
     ) async throws -> DuesMemberStatus {
         try await standingChange(duesId, user: user, period: period, in: granted, request: request) {
             standing, connection in
-            try await connection.query(
+            let touched = try await connection.changedRows(
                 """
                 INSERT INTO dues_waivers (dues_id, user_id, period, waived_by, reason)
                 VALUES (\(duesId), \(user), \(standing.period)::date, \(granted.userId), \(reason))
                 ON CONFLICT (dues_id, period, user_id) DO UPDATE SET reason = excluded.reason
+                RETURNING 1
                 """, logger: logger)
-            return .waived
+            return (.waived, touched)
         }
     }
 
@@ -166,11 +168,12 @@ struct DuesWriter: Sendable {
     ) async throws -> DuesMemberStatus {
         try await standingChange(duesId, user: user, period: period, in: granted, request: request) {
             standing, connection in
-            try await connection.query(
+            let touched = try await connection.changedRows(
                 """
                 DELETE FROM dues_waivers WHERE dues_id = \(duesId) AND user_id = \(user) AND period = \(standing.period)::date
+                RETURNING 1
                 """, logger: logger)
-            return .waiverWithdrawn
+            return (.waiverWithdrawn, touched)
         }
     }
 
@@ -180,7 +183,7 @@ struct DuesWriter: Sendable {
     /// theirs), changed by `body` under the dues' lock, read again, and announced.
     private func standingChange(
         _ duesId: UUID, user: UUID, period: String?, in granted: CommunityGate.Granted, request: RequestFacts,
-        _ body: @Sendable (DuesMemberStatus, PostgresConnection) async throws -> DuesChange
+        _ body: @Sendable (DuesMemberStatus, PostgresConnection) async throws -> (DuesChange, touched: Int)
     ) async throws -> DuesMemberStatus {
         let (community, actor) = (granted.record, granted.userId)
         return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
@@ -195,8 +198,8 @@ struct DuesWriter: Sendable {
                     [user], in: community.id, on: connection, logger: logger)
                 throw isMember ? FinanceErrors.notOwed : FinanceErrors.memberNotFound("userId")
             }
-            let what = try await body(standing, connection)
-            change.touched(1)
+            let (what, touched) = try await body(standing, connection)
+            change.touched(touched)
             let after = try await DuesStore.detail(
                 duesId, in: community.id, viewer: actor, timezone: community.settings.timezone,
                 period: standing.period, on: connection, logger: logger)

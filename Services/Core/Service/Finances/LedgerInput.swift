@@ -242,7 +242,7 @@ enum LedgerDay {
     /// Today in `timezone` (a community's zone; UTC if unknown).
     static func today(in timezone: String, now: Date = Date()) -> String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: timezone) ?? TimeZone(identifier: "UTC")!
+        calendar.timeZone = TimeZone(identifier: timezone) ?? TimeZone.gmt
         let parts = calendar.dateComponents([.year, .month, .day], from: now)
         return format(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
     }

@@ -5,7 +5,8 @@ import OrbitCoveModels
 import PostgresNIO
 
 /// One select list and one join for every read of a ledger row (a page, one transaction, sync,
-/// the export), read cell by cell: the transaction and its splits, by member id.
+/// the export), read cell by cell: the transaction and its splits, in the order their members
+/// were listed.
 enum LedgerRows {
     static let columns = """
         t.id, t.community_id, t.type::text AS type, t.description::text AS description, t.total_amount,
@@ -18,8 +19,9 @@ enum LedgerRows {
 
     static let joins = """
         LEFT JOIN LATERAL (
-            SELECT array_agg(s.user_id ORDER BY s.user_id) AS user_ids, array_agg(s.amount ORDER BY s.user_id) AS amounts,
-                   array_agg(coalesce(s.share, -1) ORDER BY s.user_id) AS shares
+            SELECT array_agg(s.user_id ORDER BY s.position, s.user_id) AS user_ids,
+                   array_agg(s.amount ORDER BY s.position, s.user_id) AS amounts,
+                   array_agg(coalesce(s.share, -1) ORDER BY s.position, s.user_id) AS shares
             FROM splits s WHERE s.transaction_id = t.id
         ) sp ON TRUE
         """

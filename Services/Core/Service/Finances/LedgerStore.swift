@@ -174,56 +174,85 @@ struct LedgerStore: Sendable {
 
     /// Transfers that settle everyone, per currency, each explained by the entries behind it:
     /// the fewest there are (at most 20 members owing or owed; greedy beyond), or pair by pair
-    /// when the community does not simplify.
+    /// when the community does not simplify. The rows are read in one transaction and the
+    /// names of what explains them in another; the settling in between holds no connection.
+    /// The exact search (up to 2^20 subsets a currency) is spent on at most
+    /// ``exactBudget`` subsets a call, smallest ledgers first; a currency past it is settled
+    /// greedily, so a community using many currencies cannot make a call cost seconds.
     func simplified(
         of communityId: UUID, viewer: UUID, currency: String?, simplify: Bool
     ) async throws -> [CurrencySettlement] {
-        try await database.transaction(userId: viewer) { connection in
-            let balances = try await Self.balances(of: communityId, currency: currency, on: connection, logger: logger)
-            var settlements: [CurrencySettlement] = []
-            for ledger in balances {
-                let nets = Dictionary(uniqueKeysWithValues: ledger.members.map { ($0.userId, $0.net) })
-                let (transfers, method): ([DebtSimplification.Transfer], String) =
-                    simplify
-                    ? DebtSimplification.settle(nets)
-                    : (
-                        ledger.debts.map { DebtSimplification.Transfer(from: $0.from, to: $0.to, amount: $0.amount) },
-                        "pairwise"
-                    )
-                let edges = try await Self.edges(
-                    in: communityId, currency: ledger.currency, on: connection, logger: logger)
-                let reasons = DebtSimplification.explain(transfers, edges: edges)
-                let named = Set(
-                    reasons.flatMap { $0.payerSide.map(\.transactionId) + $0.payeeSide.map(\.transactionId) })
-                let entries = try await Self.entries(Array(named), on: connection, logger: logger)
-                let handles = try await Self.handles(
-                    of: Array(Set(transfers.map(\.to))), in: communityId, on: connection, logger: logger)
-                let names = try await LedgerWriter.names(
-                    Array(Set(transfers.map(\.from))), on: connection, logger: logger)
-                func explained(_ side: [(transactionId: UUID, amount: Int64)]) -> [TransferReason] {
-                    side.compactMap { item in
-                        entries[item.transactionId].map {
-                            TransferReason(
-                                transactionId: item.transactionId, type: $0.type, description: $0.description,
-                                transactionDate: $0.date, amount: item.amount)
-                        }
+        let ledgers = try await database.transaction(userId: viewer) { connection in
+            var ledgers: [(CurrencyBalances, [DebtSimplification.Edge])] = []
+            for ledger in try await Self.balances(of: communityId, currency: currency, on: connection, logger: logger) {
+                ledgers.append(
+                    (
+                        ledger,
+                        try await Self.edges(in: communityId, currency: ledger.currency, on: connection, logger: logger)
+                    ))
+            }
+            return ledgers
+        }
+        var budget = Self.exactBudget
+        var plans:
+            [(
+                currency: String, transfers: [DebtSimplification.Transfer], method: String,
+                reasons: [(payerSide: [DebtSimplification.Portion], payeeSide: [DebtSimplification.Portion])]
+            )] = []
+        for (ledger, edges) in ledgers.sorted(by: { $0.0.members.count < $1.0.members.count }) {
+            let nets = Dictionary(uniqueKeysWithValues: ledger.members.map { ($0.userId, $0.net) })
+            let (transfers, method): ([DebtSimplification.Transfer], String)
+            if !simplify {
+                (transfers, method) = (
+                    ledger.debts.map { DebtSimplification.Transfer(from: $0.from, to: $0.to, amount: $0.amount) },
+                    "pairwise"
+                )
+            } else if nets.count <= 20, budget >= 1 << nets.count {
+                budget -= 1 << nets.count
+                (transfers, method) = DebtSimplification.settle(nets)
+            } else {
+                (transfers, method) = (DebtSimplification.greedy(nets), "greedy")
+            }
+            plans.append((ledger.currency, transfers, method, DebtSimplification.explain(transfers, edges: edges)))
+        }
+        plans.sort { $0.currency < $1.currency }
+        return try await database.transaction(userId: viewer) { connection in
+            let named = Set(
+                plans.flatMap {
+                    $0.reasons.flatMap { $0.payerSide.map(\.transactionId) + $0.payeeSide.map(\.transactionId) }
+                })
+            let entries = try await Self.entries(Array(named), on: connection, logger: logger)
+            let handles = try await Self.handles(
+                of: Array(Set(plans.flatMap { $0.transfers.map(\.to) })), in: communityId, on: connection,
+                logger: logger)
+            let names = try await LedgerWriter.names(
+                Array(Set(plans.flatMap { $0.transfers.map(\.from) })), on: connection, logger: logger)
+            func explained(_ side: [DebtSimplification.Portion]) -> [TransferReason] {
+                side.compactMap { item in
+                    entries[item.transactionId].map {
+                        TransferReason(
+                            transactionId: item.transactionId, type: $0.type, description: $0.description,
+                            transactionDate: $0.date, amount: item.amount)
                     }
                 }
-                settlements.append(
-                    CurrencySettlement(
-                        currency: ledger.currency,
-                        transfers: zip(transfers, reasons).map { transfer, reason in
-                            SuggestedTransfer(
-                                from: transfer.from, to: transfer.to, amount: transfer.amount,
-                                payerSide: explained(reason.payerSide), payeeSide: explained(reason.payeeSide),
-                                payLinks: Currencies.payLinks(
-                                    handles: handles[transfer.to], amount: transfer.amount, currency: ledger.currency,
-                                    note: "OrbitCove: from \(names[transfer.from] ?? "a member")"))
-                        }, method: method))
             }
-            return settlements
+            return plans.map { plan in
+                CurrencySettlement(
+                    currency: plan.currency,
+                    transfers: zip(plan.transfers, plan.reasons).map { transfer, reason in
+                        SuggestedTransfer(
+                            from: transfer.from, to: transfer.to, amount: transfer.amount,
+                            payerSide: explained(reason.payerSide), payeeSide: explained(reason.payeeSide),
+                            payLinks: Currencies.payLinks(
+                                handles: handles[transfer.to], amount: transfer.amount, currency: plan.currency,
+                                note: "OrbitCove: from \(names[transfer.from] ?? "a member")"))
+                    }, method: plan.method)
+            }
         }
     }
+
+    /// Subsets the exact search may visit in one call: four full 20-member searches.
+    static let exactBudget = 4 << 20
 
     /// Every live split in `currency` where someone owes someone else, newest entry first.
     static func edges(
@@ -232,10 +261,11 @@ struct LedgerStore: Sendable {
         var edges: [DebtSimplification.Edge] = []
         for try await (transaction, debtor, creditor, amount) in try await connection.query(
             """
-            SELECT s.transaction_id, s.user_id, s.payer_id, s.amount FROM splits s
+            SELECT s.transaction_id, s.user_id, s.payer_id, s.amount
+            FROM splits s JOIN transactions t ON t.id = s.transaction_id
             WHERE s.community_id = \(communityId) AND s.live AND s.currency = \(currency)
               AND s.user_id <> s.payer_id AND s.amount > 0
-            ORDER BY s.id DESC
+            ORDER BY t.created_at DESC, t.id DESC, s.position
             """, logger: logger
         ).decode((UUID, UUID, UUID, Int64).self) {
             edges.append(

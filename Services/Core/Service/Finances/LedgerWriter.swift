@@ -23,40 +23,43 @@ struct LedgerWriter: Sendable {
             let description = input.description
         else { throw APIError.internalError }
         let payer = input.paidBy ?? actor
-        return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
-            try await Self.lockLedger(community.id, on: connection, logger: logger)
-            try await Self.checkMembers(
-                [("paidBy", payer)] + split.members.enumerated().map { ("split.members[\($0)].userId", $1.userId) },
-                in: community.id, on: connection, logger: logger)
-            try await PostWriter.checkEvent(input.linkedEventId.value, in: community.id, on: connection, logger: logger)
-            let splits = try Self.allocate(total, split)
-            let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
-            let rows = try await connection.query(
-                """
-                INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
-                                          category, receipt_url, linked_event_id, transaction_date, split_method)
-                VALUES (\(community.id), \(actor), 'expense', \(description), \(total), \(currency), \(payer),
-                        \((input.category ?? .other).rawValue)::expense_category, \(input.receiptUrl.value),
-                        \(input.linkedEventId.value), \(date)::date, \(split.method.rawValue))
-                RETURNING id
-                """, logger: logger)
-            var created: UUID?
-            for try await id in rows.decode(UUID.self) { created = id }
-            guard let id = created else { throw APIError.internalError }
-            change.touched(1)
-            try await Self.insertSplits(splits, of: id, on: connection, logger: logger)
-            let entry = try await Self.recordRevision(
-                of: id, in: community.id, action: "created", by: actor, on: connection, logger: logger)
-            let names = try await Self.names([payer], on: connection, logger: logger)
-            change.announce(
-                ExpenseAdded(
-                    communityId: community.id, communityName: community.name, transactionId: id,
-                    description: description, currency: currency, totalAmount: total, paidBy: payer,
-                    paidByName: names[payer] ?? "Someone", addedBy: actor,
-                    shares: splits.filter { $0.userId != payer && $0.amount > 0 }.map {
-                        ExpenseAdded.Share(userId: $0.userId, amount: $0.amount)
-                    }))
-            return entry
+        return try await Self.withinLimits {
+            try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+                try await Self.lockLedger(community.id, on: connection, logger: logger)
+                try await Self.checkMembers(
+                    [("paidBy", payer)] + split.members.enumerated().map { ("split.members[\($0)].userId", $1.userId) },
+                    in: community.id, on: connection, logger: logger)
+                try await PostWriter.checkEvent(
+                    input.linkedEventId.value, in: community.id, on: connection, logger: logger)
+                let splits = try Self.allocate(total, split)
+                let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
+                                              category, receipt_url, linked_event_id, transaction_date, split_method)
+                    VALUES (\(community.id), \(actor), 'expense', \(description), \(total), \(currency), \(payer),
+                            \((input.category ?? .other).rawValue)::expense_category, \(input.receiptUrl.value),
+                            \(input.linkedEventId.value), \(date)::date, \(split.method.rawValue))
+                    RETURNING id
+                    """, logger: logger)
+                var created: UUID?
+                for try await id in rows.decode(UUID.self) { created = id }
+                guard let id = created else { throw APIError.internalError }
+                change.touched(1)
+                try await Self.insertSplits(splits, of: id, on: connection, logger: logger)
+                let entry = try await Self.recordRevision(
+                    of: id, in: community.id, action: "created", by: actor, on: connection, logger: logger)
+                let names = try await Self.names([payer], on: connection, logger: logger)
+                change.announce(
+                    ExpenseAdded(
+                        communityId: community.id, communityName: community.name, transactionId: id,
+                        description: description, currency: currency, totalAmount: total, paidBy: payer,
+                        paidByName: names[payer] ?? "Someone", addedBy: actor,
+                        shares: splits.filter { $0.userId != payer && $0.amount > 0 }.map {
+                            ExpenseAdded.Share(userId: $0.userId, amount: $0.amount)
+                        }))
+                return entry
+            }
         }
     }
 
@@ -71,33 +74,36 @@ struct LedgerWriter: Sendable {
             let currency = input.currency, let method = input.method
         else { throw APIError.internalError }
         guard actor == from || actor == to || granted.membership.role == .admin else { throw APIError.forbidden }
-        return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
-            try await Self.lockLedger(community.id, on: connection, logger: logger)
-            try await Self.checkMembers([("from", from), ("to", to)], in: community.id, on: connection, logger: logger)
-            let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
-            let rows = try await connection.query(
-                """
-                INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
-                                          paid_to, category, transaction_date, settlement_method)
-                VALUES (\(community.id), \(actor), 'settlement', \(input.description ?? ""), \(amount), \(currency),
-                        \(from), \(to), 'other', \(date)::date, \(method.rawValue))
-                RETURNING id
-                """, logger: logger)
-            var created: UUID?
-            for try await id in rows.decode(UUID.self) { created = id }
-            guard let id = created else { throw APIError.internalError }
-            change.touched(1)
-            try await Self.insertSplits(
-                [LedgerSplit(userId: to, amount: amount, share: nil)], of: id, on: connection, logger: logger)
-            let entry = try await Self.recordRevision(
-                of: id, in: community.id, action: "created", by: actor, on: connection, logger: logger)
-            let names = try await Self.names([from, to], on: connection, logger: logger)
-            change.announce(
-                SettlementRecorded(
-                    communityId: community.id, communityName: community.name, transactionId: id, from: from,
-                    fromName: names[from] ?? "Someone", to: to, toName: names[to] ?? "Someone", amount: amount,
-                    currency: currency, recordedBy: actor))
-            return entry
+        return try await Self.withinLimits {
+            try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+                try await Self.lockLedger(community.id, on: connection, logger: logger)
+                try await Self.checkMembers(
+                    [("from", from), ("to", to)], in: community.id, on: connection, logger: logger)
+                let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
+                                              paid_to, category, transaction_date, settlement_method)
+                    VALUES (\(community.id), \(actor), 'settlement', \(input.description ?? ""), \(amount), \(currency),
+                            \(from), \(to), 'other', \(date)::date, \(method.rawValue))
+                    RETURNING id
+                    """, logger: logger)
+                var created: UUID?
+                for try await id in rows.decode(UUID.self) { created = id }
+                guard let id = created else { throw APIError.internalError }
+                change.touched(1)
+                try await Self.insertSplits(
+                    [LedgerSplit(userId: to, amount: amount, share: nil)], of: id, on: connection, logger: logger)
+                let entry = try await Self.recordRevision(
+                    of: id, in: community.id, action: "created", by: actor, on: connection, logger: logger)
+                let names = try await Self.names([from, to], on: connection, logger: logger)
+                change.announce(
+                    SettlementRecorded(
+                        communityId: community.id, communityName: community.name, transactionId: id, from: from,
+                        fromName: names[from] ?? "Someone", to: to, toName: names[to] ?? "Someone", amount: amount,
+                        currency: currency, recordedBy: actor))
+                return entry
+            }
         }
     }
 
@@ -108,96 +114,118 @@ struct LedgerWriter: Sendable {
         _ id: UUID, _ input: LedgerInput, in granted: CommunityGate.Granted, request: RequestFacts
     ) async throws -> LedgerTransaction {
         let (community, actor) = (granted.record, granted.userId)
-        return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
-            try await Self.lockLedger(community.id, on: connection, logger: logger)
-            let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
-            try granted.require(
-                .editTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
-            try input.check(type: current.type)
-            let total = input.totalAmount ?? current.totalAmount
-            var splits = current.splits
-            var newMembers: [(String, UUID)] = []
-            if let payer = input.paidBy, payer != current.paidBy { newMembers.append(("paidBy", payer)) }
-            switch current.type {
-            case .expense:
-                let split =
-                    input.split
-                    ?? SplitRequest(
-                        method: current.splitMethod ?? .exact, members: current.splits.map { ($0.userId, $0.share) })
-                if input.split != nil || total != current.totalAmount {
-                    splits = try Self.allocate(total, split)
+        return try await Self.withinLimits {
+            try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+                try await Self.lockLedger(community.id, on: connection, logger: logger)
+                let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
+                try granted.require(
+                    .editTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
+                try input.check(type: current.type)
+                let total = input.totalAmount ?? current.totalAmount
+                var splits = current.splits
+                var newMembers: [(String, UUID)] = []
+                if let payer = input.paidBy, payer != current.paidBy { newMembers.append(("paidBy", payer)) }
+                switch current.type {
+                case .expense:
+                    let split =
+                        input.split
+                        ?? SplitRequest(
+                            method: current.splitMethod ?? .exact, members: current.splits.map { ($0.userId, $0.share) }
+                        )
+                    if input.split != nil || total != current.totalAmount {
+                        splits = try Self.allocate(total, split)
+                    }
+                    let known = Set(current.splits.map(\.userId))
+                    for (index, member) in (input.split?.members ?? []).enumerated()
+                    where !known.contains(member.userId) {
+                        newMembers.append(("split.members[\(index)].userId", member.userId))
+                    }
+                case .settlement:
+                    splits = current.splits.map { LedgerSplit(userId: $0.userId, amount: total, share: nil) }
                 }
-                let known = Set(current.splits.map(\.userId))
-                for (index, member) in (input.split?.members ?? []).enumerated() where !known.contains(member.userId) {
-                    newMembers.append(("split.members[\(index)].userId", member.userId))
+                try await Self.checkMembers(newMembers, in: community.id, on: connection, logger: logger)
+                try await PostWriter.checkEvent(
+                    input.linkedEventId.value, in: community.id, on: connection, logger: logger)
+                let method = input.split?.method ?? current.splitMethod
+                let updated = try await connection.changedRows(
+                    """
+                    UPDATE transactions SET
+                        description = CASE WHEN \(input.clearsDescription) THEN '' ELSE coalesce(\(input.description), description) END,
+                        total_amount = \(total),
+                        currency = coalesce(\(input.currency), currency),
+                        paid_by = coalesce(\(input.paidBy), paid_by),
+                        category = coalesce(\(input.category?.rawValue)::expense_category, category),
+                        transaction_date = coalesce(\(input.transactionDate)::date, transaction_date),
+                        linked_event_id = CASE WHEN \(input.linkedEventId.tag) = 'keep' THEN linked_event_id
+                                               ELSE \(input.linkedEventId.value) END,
+                        receipt_url = CASE WHEN \(input.receiptUrl.tag) = 'keep' THEN receipt_url
+                                           ELSE \(input.receiptUrl.value) END,
+                        split_method = CASE WHEN type = 'expense' THEN \(method?.rawValue) END,
+                        settlement_method = coalesce(\(input.method?.rawValue), settlement_method),
+                        revision = revision + 1, updated_at = NOW()
+                    WHERE id = \(id) AND community_id = \(community.id) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger)
+                guard updated == 1 else { throw APIError.forbidden }
+                change.touched(updated)
+                if splits != current.splits {
+                    try await connection.query("DELETE FROM splits WHERE transaction_id = \(id)", logger: logger)
+                    try await Self.insertSplits(splits, of: id, on: connection, logger: logger)
                 }
-            case .settlement:
-                splits = current.splits.map { LedgerSplit(userId: $0.userId, amount: total, share: nil) }
+                if actor != current.createdBy {
+                    change.audit("transaction.edited", target: ("transaction", id))
+                }
+                return try await Self.recordRevision(
+                    of: id, in: community.id, action: "edited", by: actor, on: connection, logger: logger)
             }
-            try await Self.checkMembers(newMembers, in: community.id, on: connection, logger: logger)
-            try await PostWriter.checkEvent(input.linkedEventId.value, in: community.id, on: connection, logger: logger)
-            let method = input.split?.method ?? current.splitMethod
-            let updated = try await connection.changedRows(
-                """
-                UPDATE transactions SET
-                    description = CASE WHEN \(input.clearsDescription) THEN '' ELSE coalesce(\(input.description), description) END,
-                    total_amount = \(total),
-                    currency = coalesce(\(input.currency), currency),
-                    paid_by = coalesce(\(input.paidBy), paid_by),
-                    category = coalesce(\(input.category?.rawValue)::expense_category, category),
-                    transaction_date = coalesce(\(input.transactionDate)::date, transaction_date),
-                    linked_event_id = CASE WHEN \(input.linkedEventId.tag) = 'keep' THEN linked_event_id
-                                           ELSE \(input.linkedEventId.value) END,
-                    receipt_url = CASE WHEN \(input.receiptUrl.tag) = 'keep' THEN receipt_url
-                                       ELSE \(input.receiptUrl.value) END,
-                    split_method = CASE WHEN type = 'expense' THEN \(method?.rawValue) END,
-                    settlement_method = coalesce(\(input.method?.rawValue), settlement_method),
-                    revision = revision + 1, updated_at = NOW()
-                WHERE id = \(id) AND community_id = \(community.id) AND deleted_at IS NULL
-                RETURNING 1
-                """, logger: logger)
-            guard updated == 1 else { throw APIError.forbidden }
-            change.touched(updated)
-            if splits != current.splits {
-                try await connection.query("DELETE FROM splits WHERE transaction_id = \(id)", logger: logger)
-                try await Self.insertSplits(splits, of: id, on: connection, logger: logger)
-            }
-            if actor != current.createdBy {
-                change.audit("transaction.edited", target: ("transaction", id))
-            }
-            return try await Self.recordRevision(
-                of: id, in: community.id, action: "edited", by: actor, on: connection, logger: logger)
         }
     }
 
     /// A soft delete: the entry leaves the ledger and the balances at once; its history stays.
     func delete(_ id: UUID, in granted: CommunityGate.Granted, request: RequestFacts) async throws {
         let (community, actor) = (granted.record, granted.userId)
-        try await writes.change(in: community.id, by: actor, request: request) { change, connection in
-            try await Self.lockLedger(community.id, on: connection, logger: logger)
-            let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
-            try granted.require(
-                .deleteTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
-            let removed = try await connection.changedRows(
-                """
-                UPDATE transactions SET deleted_at = NOW(), revision = revision + 1, updated_at = NOW()
-                WHERE id = \(id) AND community_id = \(community.id) AND deleted_at IS NULL
-                RETURNING 1
-                """, logger: logger)
-            guard removed == 1 else { throw APIError.forbidden }
-            change.touched(removed)
-            var last = current
-            last.revision += 1
-            try await Self.insertRevision(last, action: "deleted", by: actor, on: connection, logger: logger)
-            if actor != current.createdBy {
-                change.audit(
-                    "transaction.deleted", target: ("transaction", id),
-                    metadata: ["createdBy": .string(current.createdBy.lowercasedString)])
+        try await Self.withinLimits {
+            try await writes.change(in: community.id, by: actor, request: request) { change, connection in
+                try await Self.lockLedger(community.id, on: connection, logger: logger)
+                let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
+                try granted.require(
+                    .deleteTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
+                let removed = try await connection.changedRows(
+                    """
+                    UPDATE transactions SET deleted_at = NOW(), revision = revision + 1, updated_at = NOW()
+                    WHERE id = \(id) AND community_id = \(community.id) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger)
+                guard removed == 1 else { throw APIError.forbidden }
+                change.touched(removed)
+                var last = current
+                last.revision += 1
+                try await Self.insertRevision(last, action: "deleted", by: actor, on: connection, logger: logger)
+                if actor != current.createdBy {
+                    change.audit(
+                        "transaction.deleted", target: ("transaction", id),
+                        metadata: ["createdBy": .string(current.createdBy.lowercasedString)])
+                }
             }
         }
     }
 
     // MARK: Steps
+
+    /// Runs a change, answering `LEDGER_LIMIT` when a balance would pass what 64 bits hold
+    /// (PostgreSQL's overflow, or the balance tables' check that keeps -2^63 out).
+    static func withinLimits<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PSQLError
+            where error.serverInfo?[.sqlState] == "22003"
+            || (error.serverInfo?[.sqlState] == "23514"
+                && ["ledger_balances_negatable", "ledger_pairs_negatable"].contains(
+                    error.serverInfo?[.constraintName] ?? ""))
+        {
+            throw FinanceErrors.ledgerFull
+        }
+    }
 
     static func lockLedger(_ community: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SELECT ledger_lock(\(community))", logger: logger)
@@ -237,7 +265,7 @@ struct LedgerWriter: Sendable {
 
     static func allocate(_ total: Int64, _ split: SplitRequest) throws -> [LedgerSplit] {
         switch SplitAllocation.allocate(total: total, method: split.method, members: split.members) {
-        case .success(let splits): return splits.sorted { $0.userId.uuidString < $1.userId.uuidString }
+        case .success(let splits): return splits
         case .failure(let problem): throw APIError.validation([problem.field: problem.message])
         }
     }
@@ -245,18 +273,13 @@ struct LedgerWriter: Sendable {
     static func insertSplits(
         _ splits: [LedgerSplit], of id: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        do {
-            try await connection.query(
-                """
-                INSERT INTO splits (transaction_id, user_id, amount, share)
-                SELECT \(id), s.user_id, s.amount, nullif(s.share, -1)
-                FROM unnest(\(splits.map(\.userId)), \(splits.map(\.amount)), \(splits.map { $0.share ?? -1 }))
-                    AS s(user_id, amount, share)
-                """, logger: logger)
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22003" {
-            // A balance would pass what a 64-bit integer holds.
-            throw FinanceErrors.ledgerFull
-        }
+        try await connection.query(
+            """
+            INSERT INTO splits (transaction_id, user_id, amount, share, position)
+            SELECT \(id), s.user_id, s.amount, nullif(s.share, -1), s.position - 1
+            FROM unnest(\(splits.map(\.userId)), \(splits.map(\.amount)), \(splits.map { $0.share ?? -1 }))
+                WITH ORDINALITY AS s(user_id, amount, share, position)
+            """, logger: logger)
     }
 
     /// Reads the transaction as it now stands and keeps it as a revision.
