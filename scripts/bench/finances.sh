@@ -22,10 +22,11 @@
 #                    currency: token verification, rate limit and membership in Redis, RLS on);
 #     balances-core: the same read straight to core on 127.0.0.1:8082, to show what the gateway
 #                    costs;
-#     pgbench:       the two statements that read runs (LedgerStore.balancesQuery and
-#                    .debtsQuery, read from LedgerStore.swift), in one transaction entered as the
-#                    member (app_enter_as_user, as Database.transaction(userId:) does), planned on
-#                    every run as the service's unnamed statements are (-M extended);
+#     pgbench:       the statement that read runs (LedgerStore.balancesJSONQuery, which reads
+#                    the kept rows and writes the response's JSON, read from LedgerStore.swift),
+#                    in one transaction entered as the member (app_enter_as_user, as
+#                    Database.transaction(userId:) does), planned on every run as the service's
+#                    unnamed statements are (-M extended);
 #     simplified-20, simplified-200: 40 sequential GET …/balances/simplified through nginx on
 #                    one kept-alive connection, in settle-20 and in settle-200: ms per call (p50,
 #                    and p99, which of 40 calls is the slowest), the method ("minimum", the exact
@@ -74,7 +75,7 @@ app_pgbench() {
 }
 
 # LedgerStore.balances as Database.transaction(userId:) runs it, for the whole ledger (no
-# ?currency=): balancesQuery and debtsQuery read from LedgerStore.swift itself, so the
+# ?currency=): balancesJSONQuery read from LedgerStore.swift itself, so the
 # reference runs exactly the service's statements. The service binds $1, the community, and $2,
 # the currency, NULL here, as parameters of unnamed statements, which PostgreSQL plans with
 # their values; so here $1 is pgbench's :community and $2 a NULL of type text (pgbench's
@@ -96,15 +97,24 @@ PY
 {
     echo "BEGIN;"
     echo "SELECT app_enter_as_user(:user_id);"
-    ledger_sql balancesQuery
-    ledger_sql debtsQuery
+    ledger_sql balancesJSONQuery
     echo "COMMIT;"
 } >"$work/balances.sql"
-# The same with each SELECT explained, for its plan's estimated cost and whether PostgreSQL
-# compiles it (JIT).
+# The rows it writes out, read as settling up reads them, for the check below.
 {
     echo "BEGIN;"
     echo "SELECT app_enter_as_user(:user_id);"
+    ledger_sql balancesQuery
+    ledger_sql debtsQuery
+    echo "COMMIT;"
+} >"$work/rows.sql"
+# The same explained, for its plan's estimated cost and whether PostgreSQL compiles it (JIT),
+# with the statements that read the same rows for settling up (balancesQuery, debtsQuery).
+{
+    echo "BEGIN;"
+    echo "SELECT app_enter_as_user(:user_id);"
+    printf 'EXPLAIN (FORMAT JSON) '
+    ledger_sql balancesJSONQuery
     printf 'EXPLAIN (FORMAT JSON) '
     ledger_sql balancesQuery
     printf 'EXPLAIN (FORMAT JSON) '
@@ -223,11 +233,13 @@ sign_in_again() {
 statement_differs=0
 describe() {
     curl -sSf -o "$work/balances.json" -H "Authorization: Bearer $READER_TOKEN" "http://127.0.0.1:8080$BALANCES_PATH"
-    statement "$work/balances.sql" | app_psql >"$work/statement.out"
+    statement "$work/rows.sql" | app_psql >"$work/statement.out"
     statement "$work/explain.sql" | app_psql >"$work/explain.out"
-    if ! python3 - "$work/balances.json" "$work/statement.out" "$work/explain.out" <<'PY'; then
+    statement "$work/balances.sql" | app_psql >"$work/json.out"
+    if ! python3 - "$work/balances.json" "$work/statement.out" "$work/explain.out" "$work/json.out" <<'PY'; then
 import json, os, sys
 api = json.load(open(sys.argv[1]))["data"]
+written = [line for line in open(sys.argv[4]) if line.startswith("[")]
 members, debts = set(), set()
 for line in open(sys.argv[2]):
     fields = line.strip().split("|")
@@ -245,7 +257,7 @@ text, plans, at = open(sys.argv[3]).read(), [], 0
 while (start := text.find("[", at)) >= 0:
     plan, at = json.JSONDecoder().raw_decode(text, start)
     plans.append(plan[0])
-same = api_members == members and api_debts == debts
+same = api_members == members and api_debts == debts and len(written) == 1 and json.loads(written[0]) == api
 shown = "; ".join(f"{ledger['currency']} {len(ledger['members'])} members with a net, {len(ledger['debts'])} debts"
                   for ledger in api)
 print(f"# balances: {shown}; {os.path.getsize(sys.argv[1])} bytes; the statements' rows:",

@@ -4,6 +4,8 @@ import OrbitCoveModels
 import PostgresNIO
 import Testing
 
+@testable import CoreService
+
 /// The ledger through core's whole router, against the real PostgreSQL, Redis and RabbitMQ.
 @Suite struct FinanceTests {
     typealias Person = CoreHarness.Person
@@ -385,6 +387,26 @@ import Testing
                 #expect(!recomputed.isEmpty)
                 for (currency, nets) in recomputed { #expect(Self.nets(kept, currency) == nets) }
                 #expect(Set(kept.map(\.currency)) == Set(recomputed.keys))
+                // `GET …/balances` writes its JSON in SQL: the bytes are the encoder's for the rows.
+                let (text, ledgers) = try await db.transaction(scope: .system) { connection in
+                    var binds = PostgresBindings()
+                    binds.append(club.id)
+                    binds.append(String?.none)
+                    var text = ""
+                    for try await json in try await connection.query(
+                        PostgresQuery(unsafeSQL: LedgerStore.balancesJSONQuery, binds: binds),
+                        logger: TestEnvironment.logger
+                    ).decode(String.self) {
+                        text = json
+                    }
+                    return (
+                        text,
+                        try await LedgerStore.balances(
+                            of: club.id, currency: nil, on: connection, logger: TestEnvironment.logger)
+                    )
+                }
+                #expect(ledgers == kept)
+                #expect(Array(text.utf8) == (try JSONCoding.encoder.encodeBytes(ledgers)))
                 // And the pairs add up to the nets.
                 for ledger in kept {
                     var fromPairs: [UUID: Int64] = [:]
