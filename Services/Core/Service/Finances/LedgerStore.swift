@@ -152,28 +152,30 @@ struct LedgerStore: Sendable {
     }
 
     /// The JSON of every currency's balances, as the encoder writes `[CurrencyBalances]`
-    /// (sorted keys, lower-case ids): `$1` the community, `$2` a currency or NULL for all.
+    /// (sorted keys, lower-case ids): `$1` the community, `$2` a currency or NULL for all. Each
+    /// table is read once and grouped by currency: written with a subquery per currency,
+    /// PostgreSQL estimated a cost of 600,000 and JIT-compiled it on every run (7 a second).
     static let balancesJSONQuery = """
+        WITH debts AS (
+            SELECT p.currency, string_agg(
+                '{"amount":' || abs(p.amount) || ',"from":"'
+                || CASE WHEN p.amount > 0 THEN p.low_user ELSE p.high_user END || '","to":"'
+                || CASE WHEN p.amount > 0 THEN p.high_user ELSE p.low_user END || '"}',
+                ',' ORDER BY abs(p.amount) DESC, p.low_user, p.high_user) AS body
+            FROM ledger_pairs p
+            WHERE p.community_id = $1 AND p.amount <> 0 AND ($2::text IS NULL OR p.currency = $2)
+            GROUP BY p.currency
+        ), nets AS (
+            SELECT b.currency, string_agg('{"net":' || b.net || ',"userId":"' || b.user_id || '"}', ','
+                                          ORDER BY b.net DESC, b.user_id) AS body
+            FROM ledger_balances b
+            WHERE b.community_id = $1 AND b.net <> 0 AND ($2::text IS NULL OR b.currency = $2)
+            GROUP BY b.currency
+        )
         SELECT '[' || coalesce(string_agg(
-            '{"currency":"' || c.currency || '","debts":[' || coalesce((
-                SELECT string_agg(
-                    '{"amount":' || abs(p.amount) || ',"from":"'
-                    || CASE WHEN p.amount > 0 THEN p.low_user ELSE p.high_user END || '","to":"'
-                    || CASE WHEN p.amount > 0 THEN p.high_user ELSE p.low_user END || '"}',
-                    ',' ORDER BY abs(p.amount) DESC, p.low_user, p.high_user)
-                FROM ledger_pairs p
-                WHERE p.community_id = $1 AND p.currency = c.currency AND p.amount <> 0), '')
-            || '],"members":[' || coalesce((
-                SELECT string_agg('{"net":' || b.net || ',"userId":"' || b.user_id || '"}', ','
-                                  ORDER BY b.net DESC, b.user_id)
-                FROM ledger_balances b
-                WHERE b.community_id = $1 AND b.currency = c.currency AND b.net <> 0), '')
-            || ']}', ',' ORDER BY c.currency COLLATE "C"), '') || ']'
-        FROM (SELECT b.currency FROM ledger_balances b
-              WHERE b.community_id = $1 AND b.net <> 0 AND ($2::text IS NULL OR b.currency = $2)
-              UNION
-              SELECT p.currency FROM ledger_pairs p
-              WHERE p.community_id = $1 AND p.amount <> 0 AND ($2::text IS NULL OR p.currency = $2)) c
+            '{"currency":"' || currency || '","debts":[' || coalesce(d.body, '') || '],"members":['
+            || coalesce(n.body, '') || ']}', ',' ORDER BY currency COLLATE "C"), '') || ']'
+        FROM debts d FULL JOIN nets n USING (currency)
         """
 
     static let balancesQuery = """
