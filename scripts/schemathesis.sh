@@ -12,7 +12,8 @@
 #
 # scripts/schemathesis_hooks.py signs in fresh users through the development sign-in and
 # seeds real resources for them (communities, members, invites, family members, events, posts,
-# comments, polls), so generated requests reach the API's logic rather than its 404s; the
+# comments, polls, a ledger of expenses and a settlement, payment handles, dues with payments
+# and a waiver), so generated requests reach the API's logic rather than its 404s; the
 # document's links let the stateful phase chain what responses return. Reports land in .local/schemathesis/.
 set -euo pipefail
 
