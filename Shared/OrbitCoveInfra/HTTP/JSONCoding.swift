@@ -148,6 +148,19 @@ extension Request {
         return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }
 
+    /// What a decoder wanted, in JSON's words rather than Swift's (`Dictionary<String, Any>`).
+    static func jsonKind(_ type: Any.Type) -> String {
+        let name = String(describing: type)
+        if name.hasPrefix("Dictionary") { return "an object" }
+        if name.hasPrefix("Array") { return "a list" }
+        if name == "String" || name == "UUID" || name == "Date" { return "a string" }
+        if name == "Bool" { return "true or false" }
+        if ["Int", "Int64", "Int32", "Double", "Float", "Decimal", "UInt", "UInt64"].contains(name) {
+            return "a number"
+        }
+        return "a value of another type"
+    }
+
     private static func fieldErrors(_ error: DecodingError) -> [String: String] {
         func path(_ keys: [any CodingKey]) -> String {
             keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
@@ -156,7 +169,7 @@ extension Request {
         case .keyNotFound(let key, let context):
             return [path(context.codingPath + [key]): "is required"]
         case .typeMismatch(let type, let context):
-            return [path(context.codingPath).isEmpty ? "body" : path(context.codingPath): "must be \(type)"]
+            return [path(context.codingPath).isEmpty ? "body" : path(context.codingPath): "must be \(jsonKind(type))"]
         case .valueNotFound(_, let context):
             return [path(context.codingPath): "must not be null"]
         case .dataCorrupted(let context):

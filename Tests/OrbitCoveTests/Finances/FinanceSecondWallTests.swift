@@ -114,6 +114,22 @@ import Testing
                     await run(
                         "UPDATE members SET payment_handles = '{\"paypal\":\"ada\"}' WHERE user_id = \(ada.id) AND community_id = \(club.id) RETURNING 1",
                         as: ada.id) == .rows(1))
+                // A settlement is recorded by one of its parties (or an admin), between members.
+                func settlement(from: UUID, to: UUID) -> PostgresQuery {
+                    """
+                    INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
+                                              paid_to, category, transaction_date, settlement_method)
+                    VALUES (\(club.id), \(ben.id), 'settlement', '', 100, 'EUR', \(from), \(to), 'other', '2026-01-01',
+                            'cash') RETURNING 1
+                    """
+                }
+                #expect(await run(settlement(from: coach.id, to: ada.id), as: ben.id) == .refused)
+                #expect(await run(settlement(from: ben.id, to: eve.id), as: ben.id) == .refused)
+                // An expense's payer is a member.
+                #expect(
+                    await run(
+                        "INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by, category, transaction_date, split_method) VALUES (\(club.id), \(ben.id), 'expense', 'x', 1, 'EUR', \(eve.id), 'other', '2026-01-01', 'equal') RETURNING 1",
+                        as: ben.id) == .refused)
                 // The admin may record a payment, as themselves.
                 #expect(
                     await run(

@@ -96,6 +96,11 @@ import Testing
             #expect(settlement.type == .settlement && settlement.paidTo == ben.id && settlement.method == .cash)
             nets = Self.nets(try await Self.balances(api, club, as: coach))
             #expect(nets == [ben.id: 33, coach.id: -33])
+            // Its note may be cleared, and its amount changed.
+            let noted = try await api.call(
+                .patch, Self.path(club, "transactions/\(settlement.id)"), as: ada,
+                json: #"{"description":null,"totalAmount":433}"#)
+            #expect(try noted.data(LedgerTransaction.self).description == "")
             let toSelf = try await api.call(
                 .post, Self.path(club, "settlements"), as: ada,
                 json: #"{"to":"\#(ada.id)","amount":1,"currency":"EUR","method":"cash"}"#)
@@ -143,6 +148,9 @@ import Testing
             let after = try edited.data(LedgerTransaction.self)
             #expect(after.revision == 2 && after.splits.allSatisfy { $0.amount == 200 })
             #expect(Self.nets(try await Self.balances(api, club, as: ben))[ada.id] == 400)
+            // An expense keeps its description.
+            let emptied = try await api.call(.patch, path, as: ada, json: #"{"description":null}"#)
+            #expect(emptied.status == .badRequest && emptied.fieldErrors["description"] != nil)
             // A settlement's fields are not an expense's.
             let wrong = try await api.call(.patch, path, as: ada, json: #"{"method":"cash"}"#)
             #expect(wrong.status == .badRequest && wrong.fieldErrors["method"] != nil)

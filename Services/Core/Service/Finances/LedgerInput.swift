@@ -71,7 +71,7 @@ struct LedgerInput: Sendable {
         input.present = Set(reader.fields.keys)
         let description = reader.text("description", maxLength: FinanceLimits.descriptionLength)
         input.description = description.value
-        input.clearsDescription = description.tag == "clear"
+        if case .clear = description { input.clearsDescription = true }
         input.totalAmount = reader.amount("totalAmount", required: false)
         input.transactionDate = reader.day("transactionDate")
         input.currency = reader.currency("currency", required: false)
