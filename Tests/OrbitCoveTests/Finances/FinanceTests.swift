@@ -170,6 +170,34 @@ import Testing
         }
     }
 
+    /// A member who leaves keeps their share of what they were in: a new total is split again
+    /// among the same people, but nobody who has left is added to a split.
+    @Test func aNewTotalIsSplitAgainAmongTheSamePeopleAfterOneLeaves() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            try await api.join(ben, club, invitedBy: coach)
+            let bus = try await Self.expense(
+                api, in: club, by: ada, Self.equal(300, paidBy: ada, among: [ada, ben, coach]))
+            let path = Self.path(club, "transactions/\(bus.id)")
+            #expect(try await api.call(.post, Self.path(club, "leave"), as: ben).status == .noContent)
+            let edited = try await api.call(.patch, path, as: ada, json: #"{"totalAmount":900}"#)
+            #expect(edited.status == .ok, "\(edited.status) \(edited.errorCode ?? "")")
+            #expect(try edited.data(LedgerTransaction.self).splits.map(\.amount) == [300, 300, 300])
+            #expect(Self.nets(try await Self.balances(api, club, as: coach))[ben.id] == -300)
+            let again = try await api.call(
+                .patch, path, as: ada,
+                json: #"{"split":{"method":"equal","members":[{"userId":"\#(ada.id)"},{"userId":"\#(ben.id)"}]}}"#)
+            #expect(again.status == .ok)
+            let newcomer = try await api.call(
+                .post, Self.path(club, "transactions"), as: ada, json: Self.equal(100, paidBy: ada, among: [ada, ben]))
+            #expect(newcomer.errorCode == "MEMBER_NOT_FOUND" && newcomer.fieldErrors["split.members[1].userId"] != nil)
+        }
+    }
+
     @Test func badInputIsRefusedByFieldAndStoresNothing() async throws {
         try await CoreHarness.run { api in
             let (coach, ada, eve) = (
