@@ -484,14 +484,6 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "generation.max-examples = 5",
         "checks.ensure_resource_availability.enabled = false",
         "",
-        "# These name members in their bodies (a payer, a payee, a member owing dues), bound to the",
-        "# seeded community's. In a community the stateful phase just created nobody else is a",
-        "# member, so 404 MEMBER_NOT_FOUND (naming the field) is the right answer, not a sign that",
-        "# the community is gone: that check is off for them alone.",
-        "[[operations]]",
-        'include-operation-id = ["createExpense", "recordSettlement", "createDues", "recordDuesPayment", "waiveDues", "withdrawDuesWaiver"]',
-        "checks.ensure_resource_availability.enabled = false",
-        "",
     ]
     return "\n".join(lines)
 
@@ -818,8 +810,34 @@ if STATE_PATH and __name__ != "__main__":
     # null` creating dues for everyone) are fixed.
     KNOWN_DEFECTS: tuple = ()
 
+    # Answers that are right by design but that a check misreads, each named here with why.
+    # The finances' writes name members in their bodies (a payer, a payee, a member owing
+    # dues), bound to the seeded community's. In a community the stateful phase has just
+    # created nobody else is a member, so `404 MEMBER_NOT_FOUND` naming that field is the right
+    # answer; ST302 reads any 404 after a create as the created community being gone (its
+    # per-operation switch does not reach the stateful phase, whose parameters all come from
+    # links and bindings).
+    MEMBER_NAMING_OPERATIONS = {
+        "createExpense", "recordSettlement", "createDues", "recordDuesPayment", "waiveDues", "withdrawDuesWaiver",
+    }
+
+    def _a_member_not_found(failure: Any, case: Any, response: Any) -> bool:
+        from schemathesis.openapi.checks import EnsureResourceAvailability
+
+        if not isinstance(failure, EnsureResourceAvailability):
+            return False
+        if _operation_id(case) not in MEMBER_NAMING_OPERATIONS or response.status_code != 404:
+            return False
+        try:
+            body = json.loads(response.content)
+        except (ValueError, TypeError):
+            return False
+        return isinstance(body, dict) and (body.get("error") or {}).get("code") == "MEMBER_NOT_FOUND"
+
     @schemathesis.hook
     def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
+        if _a_member_not_found(failure, case, response):
+            return False
         for defect in KNOWN_DEFECTS:
             name = defect(failure, case)
             if name is not None:

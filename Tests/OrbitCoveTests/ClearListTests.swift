@@ -22,6 +22,16 @@ import Testing
             FieldReader(["clear": .array([])], allowed: ["avatarUrl"], readsClearList: true).fields.isEmpty)
     }
 
+    /// A text's limit counts what was sent, as the API document's `maxLength` does: spaces the
+    /// reader trims away still count (schemathesis found a 101-character name with a leading
+    /// tab accepted).
+    @Test func aTextsLimitCountsWhatWasSentBeforeTheTrim() {
+        var padded = FieldReader(["name": .string("\t" + String(repeating: "a", count: 100))], allowed: ["name"])
+        #expect(padded.text("name", maxLength: 100).value == nil && padded.problems["name"] != nil)
+        var fits = FieldReader(["name": .string(" " + String(repeating: "a", count: 99))], allowed: ["name"])
+        #expect(fits.text("name", maxLength: 100).value == String(repeating: "a", count: 99) && fits.problems.isEmpty)
+    }
+
     @Test func aBadListIsRefusedByName() {
         let bodies: [[String: JSONValue]] = [
             ["clear": .string("avatarUrl")],

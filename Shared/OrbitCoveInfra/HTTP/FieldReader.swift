@@ -95,7 +95,8 @@ package struct FieldReader {
                 problems[key] = "must not be empty"
                 return .keep
             }
-            guard value.databaseLength <= maxLength else {
+            // Counted as sent, as the API document's maxLength counts it, before the trim.
+            guard raw.databaseLength <= maxLength else {
                 problems[key] = "must be at most \(maxLength) characters"
                 return .keep
             }
