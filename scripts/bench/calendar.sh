@@ -40,9 +40,6 @@ eval "$(python3 scripts/bench/calendar_seed.py 3 20 200 2000)"
 # The seed's 6,600 new events each tell 20 members: let the notifications service finish first.
 wait_for_queues
 work=$(mktemp -d)
-owner_psql() {
-    PGPASSWORD=orbitcove_owner psql -X -q -At -h 127.0.0.1 -p 55432 -U orbitcove_owner orbitcove "$@"
-}
 # An access token lives 15 minutes, counted from the start of the seed: sign the member in again.
 EMAIL=$(owner_psql -c "SELECT email FROM users WHERE id = '$USER_ID'")
 TOKEN=$(curl -s -X POST -H 'content-type: application/json' -H 'x-real-ip: 10.78.0.1' \

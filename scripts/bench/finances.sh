@@ -63,12 +63,6 @@ seeded=$(python3 scripts/bench/finances_seed.py setup "$work" "$MEMBERS" "$SETTL
 eval "$seeded"
 # The reader's joins tell the admin; let the notifications service finish first.
 wait_for_queues
-owner_psql() {
-    PGPASSWORD=orbitcove_owner psql -X -q -At -h 127.0.0.1 -p 55432 -U orbitcove_owner orbitcove "$@"
-}
-app_psql() {
-    PGPASSWORD=orbitcove_app psql -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 55432 -U orbitcove_app orbitcove "$@"
-}
 app_pgbench() {
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M extended \
         -D user_id="$USER_ID" -D community="$COMMUNITY" -f "$work/balances.sql" "$@" orbitcove

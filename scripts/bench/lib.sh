@@ -66,3 +66,12 @@ cpu_used() {
         { used = ($2 - before[$1]) / seconds * 100; if (used >= 0.5) printf "%s %.0f%%\n", $1, used }' "$1" "$2" \
         | sort -k2 -nr | paste -sd ' ' | sed 's/^/  cpu (% of one core): /'
 }
+
+# psql on the local stack's database as its owner (past row-level security) and as the
+# services' role (under it), quiet and unaligned, for the scripts' checks and seeds.
+owner_psql() {
+    PGPASSWORD=orbitcove_owner psql -X -q -At -h 127.0.0.1 -p 55432 -U orbitcove_owner orbitcove "$@"
+}
+app_psql() {
+    PGPASSWORD=orbitcove_app psql -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 55432 -U orbitcove_app orbitcove "$@"
+}

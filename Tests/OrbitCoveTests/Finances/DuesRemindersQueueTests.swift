@@ -17,8 +17,7 @@ import Testing
             let app = runtime.makeApplication(try RemindersApplication.parts(runtime: runtime))
             try await app.test(.router) { _ in
                 let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-                let club = try await api.community(by: coach)
-                try await api.join(ada, club, invitedBy: coach)
+                let club = try await api.club(of: coach, with: [ada])
                 let dues = try await api.call(
                     .post, FinanceTests.path(club, "dues"), as: coach,
                     json: #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"2099-03-01"}"#

@@ -14,8 +14,7 @@ import Testing
                     try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben"),
                     try await api.signIn("Cy")
                 )
-                let club = try await api.community(by: coach)
-                for person in [ada, ben, cy] { try await api.join(person, club, invitedBy: coach) }
+                let club = try await api.club(of: coach, with: [ada, ben, cy])
 
                 // Ada adds a bus Ben paid, split among Ada, Ben and Cy: Cy hears what he owes Ben.
                 let bus = try await FinanceTests.expense(

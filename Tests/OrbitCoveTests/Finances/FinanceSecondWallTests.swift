@@ -16,9 +16,7 @@ import Testing
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben"),
                 try await api.signIn("Eve")
             )
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
-            try await api.join(ben, club, invitedBy: coach)
+            let club = try await api.club(of: coach, with: [ada, ben])
             _ = try await api.community(by: eve)
             let bus = try await FinanceTests.expense(
                 api, in: club, by: ada, FinanceTests.equal(300, paidBy: ada, among: [ada, ben, coach]))

@@ -45,9 +45,7 @@ import Testing
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
             )
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
-            try await api.join(ben, club, invitedBy: coach)
+            let club = try await api.club(of: coach, with: [ada, ben])
 
             // 1.00 among three: 0.34, 0.33, 0.33, the extra cent to the first listed.
             let bus = try await Self.expense(
@@ -133,9 +131,7 @@ import Testing
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
             )
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
-            try await api.join(ben, club, invitedBy: coach)
+            let club = try await api.club(of: coach, with: [ada, ben])
             let bus = try await Self.expense(
                 api, in: club, by: ada, Self.equal(300, paidBy: ada, among: [ada, ben, coach]))
             let path = Self.path(club, "transactions/\(bus.id)")
@@ -177,9 +173,7 @@ import Testing
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
             )
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
-            try await api.join(ben, club, invitedBy: coach)
+            let club = try await api.club(of: coach, with: [ada, ben])
             let bus = try await Self.expense(
                 api, in: club, by: ada, Self.equal(300, paidBy: ada, among: [ada, ben, coach]))
             let path = Self.path(club, "transactions/\(bus.id)")
@@ -203,8 +197,7 @@ import Testing
             let (coach, ada, eve) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Eve")
             )
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
+            let club = try await api.club(of: coach, with: [ada])
             _ = try await api.community(by: eve)
             let path = Self.path(club, "transactions")
             let stranger = try await api.call(.post, path, as: ada, json: Self.equal(100, paidBy: eve, among: [ada]))
@@ -459,8 +452,7 @@ import Testing
     @Test func theExportIsCSVForAdminsAndTheLedgerSyncs() async throws {
         try await CoreHarness.run { api in
             let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
+            let club = try await api.club(of: coach, with: [ada])
             let tricky = try await Self.expense(
                 api, in: club, by: ada, Self.equal(1234, paidBy: ada, among: [ada, coach], #"Bus, \"the big one\""#))
             _ = try await Self.expense(api, in: club, by: ada, Self.equal(5, paidBy: ada, among: [coach], "=1+1"))
@@ -487,9 +479,7 @@ import Testing
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
             )
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
-            try await api.join(ben, club, invitedBy: coach)
+            let club = try await api.club(of: coach, with: [ada, ben])
             let body =
                 #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"2099-01-31","recurrence":"monthly","memberIds":["\#(ada.id)","\#(ben.id)"]}"#
             #expect(try await api.call(.post, Self.path(club, "dues"), as: ada, json: body).status == .forbidden)

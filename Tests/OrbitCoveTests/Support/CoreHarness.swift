@@ -116,6 +116,13 @@ struct CoreHarness: Sendable {
         return try reply.data(Community.self)
     }
 
+    /// A new community created by `admin` that each of `members` has joined.
+    func club(of admin: Person, with members: [Person]) async throws -> Community {
+        let club = try await community(by: admin)
+        for member in members { try await join(member, club, invitedBy: admin) }
+        return club
+    }
+
     /// `person` joins `community` with a fresh invite made by `admin`.
     func join(_ person: Person, _ community: Community, invitedBy admin: Person) async throws {
         let invite = try await call(.post, "/api/v1/communities/\(community.id)/invites", as: admin, json: "{}")
