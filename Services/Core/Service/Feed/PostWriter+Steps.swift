@@ -73,14 +73,7 @@ extension PostWriter {
         _ ids: [UUID], in communityId: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws -> [UUID] {
         guard !ids.isEmpty else { return [] }
-        var members: Set<UUID> = []
-        for try await id in try await connection.query(
-            """
-            SELECT user_id FROM members WHERE community_id = \(communityId) AND left_at IS NULL AND user_id = ANY(\(ids))
-            """, logger: logger
-        ).decode(UUID.self) {
-            members.insert(id)
-        }
+        let members = try await MemberStore.currentMembers(ids, in: communityId, on: connection, logger: logger)
         let strangers = ids.filter { !members.contains($0) }
         guard strangers.isEmpty else {
             throw APIError.validation([

@@ -249,15 +249,8 @@ struct LedgerWriter: Sendable {
         logger: Logger
     ) async throws {
         guard !named.isEmpty else { return }
-        var members: Set<UUID> = []
-        for try await id in try await connection.query(
-            """
-            SELECT user_id FROM members
-            WHERE community_id = \(community) AND left_at IS NULL AND user_id = ANY(\(named.map(\.userId)))
-            """, logger: logger
-        ).decode(UUID.self) {
-            members.insert(id)
-        }
+        let members = try await MemberStore.currentMembers(
+            named.map(\.userId), in: community, on: connection, logger: logger)
         if let stranger = named.first(where: { !members.contains($0.userId) }) {
             throw FinanceErrors.memberNotFound(stranger.field)
         }

@@ -260,3 +260,21 @@ struct MembersPageAfter: PreparedRows {
         return bindings
     }
 }
+
+extension MemberStore {
+    /// Which of `ids` are current members of `communityId`, as the transaction's reader sees
+    /// them: the check behind mentions, payers and split members.
+    static func currentMembers(
+        _ ids: [UUID], in communityId: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Set<UUID> {
+        var members: Set<UUID> = []
+        for try await id in try await connection.query(
+            """
+            SELECT user_id FROM members WHERE community_id = \(communityId) AND left_at IS NULL AND user_id = ANY(\(ids))
+            """, logger: logger
+        ).decode(UUID.self) {
+            members.insert(id)
+        }
+        return members
+    }
+}
