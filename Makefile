@@ -14,8 +14,9 @@ export ORBITCOVE_TEST_DATABASE_URL ?= postgres://orbitcove_app:orbitcove_app@127
 export ORBITCOVE_TEST_MIGRATION_DATABASE_URL ?= postgres://orbitcove_owner:orbitcove_owner@127.0.0.1:55432/orbitcove_test
 export ORBITCOVE_TEST_AMQP_URL ?= amqp://orbitcove:orbitcove@127.0.0.1:55672/orbitcove_test
 export ORBITCOVE_TEST_REDIS_URL ?= redis://127.0.0.1:56379/1
+export ORBITCOVE_TEST_S3_URL ?= http://127.0.0.1:55900
 
-.PHONY: help up down logs status servers migrate build test calendar-check test-env lint format openapi-check deploy-check schemathesis client-check client-test clean-local
+.PHONY: help up down logs status servers migrate build test calendar-check media-check test-env lint format openapi-check deploy-check schemathesis client-check client-test clean-local
 
 help: ## List the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -43,6 +44,8 @@ build: ## swift build
 
 test: ## Run the tests against the local servers (starts them if needed)
 	$(STACK) servers
+	@# The media tests run the S3 store against moto, an S3-protocol server.
+	$(STACK) s3
 	@# The calendar feed test reads feeds with icalendar and recurring-ical-events.
 	$(STACK) install-calendar-tools
 	@$(MAKE) --no-print-directory openapi-check
@@ -55,6 +58,7 @@ ifeq ($(strip $(SWIFT_TEST_ARGS)),)
 	@# These count the process's threads, so nothing may run beside them.
 	swift test --skip-build --filter LifecycleTests
 	@$(MAKE) --no-print-directory calendar-check
+	@$(MAKE) --no-print-directory media-check
 	@# These stop and start the shared broker, so they run alone, after the rest.
 	swift test --skip-build --filter FaultToleranceTests
 	@# Last: the running services against the OpenAPI document, then the app's client against them.
@@ -76,11 +80,17 @@ calendar-check: ## Compare recurrence and ICS output with python-dateutil and re
 	$(CALENDAR_PYTHON) scripts/calendar/compare.py --random $(CALENDAR_RANDOM_RULES) --seed 5545
 	$(CALENDAR_PYTHON) scripts/calendar/ics_compare.py
 
+media-check: ## Compare our SigV4 signatures with botocore's (AWS's published examples and random requests)
+	@$(STACK) install-media-tools
+	swift build --product orbitcove-sigv4-dump
+	.local/tools/sigv4/bin/python scripts/media/sigv4_compare.py --dump "$$(swift build --show-bin-path)/orbitcove-sigv4-dump" --random 500 --seed 4
+
 test-env: ## Print the test settings, for eval "$(make -s test-env)" before a manual swift test
 	@echo "export ORBITCOVE_TEST_DATABASE_URL=$(ORBITCOVE_TEST_DATABASE_URL)"
 	@echo "export ORBITCOVE_TEST_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL)"
 	@echo "export ORBITCOVE_TEST_AMQP_URL=$(ORBITCOVE_TEST_AMQP_URL)"
 	@echo "export ORBITCOVE_TEST_REDIS_URL=$(ORBITCOVE_TEST_REDIS_URL)"
+	@echo "export ORBITCOVE_TEST_S3_URL=$(ORBITCOVE_TEST_S3_URL)"
 
 lint: ## Check formatting (swift format, strict)
 	swift format lint --strict --recursive $(SWIFT_SOURCES)

@@ -77,6 +77,18 @@ let package = Package(
             dependencies: ["CRabbitMQ"],
             path: "Shared/COrbitShims"
         ),
+        // libvips for the media service's images, and the fixed-signature calls Swift needs.
+        .systemLibrary(
+            name: "CVips",
+            path: "Shared/CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        .target(
+            name: "CVipsShims",
+            dependencies: ["CVips"],
+            path: "Shared/CVipsShims"
+        ),
 
         // Data types and message contracts: no I/O, no framework imports.
         .target(name: "OrbitCoveModels", path: "Shared/OrbitCoveModels", swiftSettings: strict),
@@ -119,7 +131,15 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ])
-        + service("Media", executable: "orbitcove-media")
+        + service(
+            "Media", executable: "orbitcove-media",
+            extra: [
+                "CVipsShims",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ])
         + service("Reminders", executable: "orbitcove-reminders")
         + [
             .target(
@@ -152,6 +172,11 @@ let package = Package(
             // `make calendar-check` with python-dateutil, icalendar and recurring-ical-events.
             .executableTarget(
                 name: "orbitcove-rrule-dump", dependencies: ["OrbitCoveCalendar"], path: "Tools/RRuleDump",
+                swiftSettings: strict),
+            // Our SigV4 signatures for requests read on stdin: `make media-check` compares them
+            // with botocore's.
+            .executableTarget(
+                name: "orbitcove-sigv4-dump", dependencies: ["MediaService"], path: "Tools/SigV4Dump",
                 swiftSettings: strict),
             .executableTarget(
                 name: "orbitcove-ics-dump", dependencies: ["OrbitCoveCalendar"], path: "Tools/ICSDump",

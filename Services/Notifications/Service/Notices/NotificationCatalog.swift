@@ -121,6 +121,8 @@ enum NotificationCatalog {
             ]
         }
         handlers.notify(EventRSVPChanged.self, writer: writer) { _, _ in [] }
+        // A photo or file was processed: the post that shows it and realtime use it; nobody is told.
+        handlers.notify(MediaProcessed.self, writer: writer) { _, _ in [] }
         handlers.notify(EventWaitlistPromoted.self, writer: writer) { envelope, lookup in
             let promoted = envelope.data
             let event = promoted.event

@@ -1,0 +1,327 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import MediaService
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+/// Uploads through signed URLs, processing by the worker, serving to members only, and
+/// deletion, against the real servers, with files of every kind the issue names
+/// (`Fixtures/`, made by `scripts/media/make_fixtures.sh`).
+@Suite struct MediaTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    static func fixture(_ name: String) throws -> Data {
+        try Data(contentsOf: fixtures.appendingPathComponent(name))
+    }
+
+    /// Whether `bytes` carry any metadata block a photo can leak: EXIF (and its GPS), XMP, IPTC.
+    static func metadataMarkers(in bytes: Data) -> [String] {
+        let markers = ["Exif\0\0", "http://ns.adobe.com/xap", "Photoshop 3.0", "GPS", "iCCP", "tEXt", "eXIf"]
+        return markers.filter { bytes.range(of: Data($0.utf8)) != nil }
+    }
+
+    @Test func aPhotoIsTurnedUprightStrippedAndServedToMembersOnly() async throws {
+        try await MediaHarness.run { harness in
+            let api = harness.api
+            let (coach, ada, stranger) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Eve")
+            )
+            let club = try await api.club(of: coach, with: [ada])
+            let photo = try Self.fixture("portrait-exif6.jpg")
+            // The fixture is stored 640×480 with orientation 6 (shown turned a quarter) and carries GPS.
+            #expect(!Self.metadataMarkers(in: photo).isEmpty)
+            let media = try await harness.upload(photo, as: ada, in: club, type: MediaType.jpeg)
+            #expect(media.status == .ready)
+            #expect(media.width == 480 && media.height == 640)
+            #expect(media.variants == [.thumb, .large, .original])
+
+            // Renditions are so many pixels wide, never enlarged: the upright photo is 480 wide.
+            for (variant, width) in [("thumb", 200), ("large", 480), ("original", 480)] {
+                for format in ["jpeg", "webp"] where variant != "original" || format == "jpeg" {
+                    let redirect = try await harness.call(
+                        .get, "/api/v1/media/\(media.id)?variant=\(variant)&format=\(format)", as: coach)
+                    #expect(redirect.status == .found, "\(variant) \(format)")
+                    let served = try await harness.follow(redirect)
+                    #expect(served.status == .ok)
+                    #expect(served.headers[.contentType] == "image/\(format)")
+                    #expect(served.headers[.contentTypeOptions] == "nosniff")
+                    #expect(Self.metadataMarkers(in: served.body) == [], "\(variant) \(format)")
+                    let header = try #require(try? VipsProbe.size(of: served.body))
+                    // Upright: a third taller than wide.
+                    #expect(
+                        header.width == width && abs(header.height - width * 4 / 3) <= 1,
+                        "\(variant) \(format): \(header)")
+                }
+            }
+
+            // A conditional GET with the tag answers 304; the redirect carries cache headers.
+            let first = try await harness.call(.get, "/api/v1/media/\(media.id)?variant=thumb", as: ada)
+            let tag = try #require(first.headers[.eTag])
+            #expect(first.headers[.cacheControl]?.hasPrefix("private") == true)
+            let again = try await harness.call(
+                .get, "/api/v1/media/\(media.id)?variant=thumb", as: ada, headers: [.ifNoneMatch: tag])
+            #expect(again.status == .notModified)
+
+            // Outside the community: not found, whatever is asked.
+            for path in ["/api/v1/media/\(media.id)", "/api/v1/media/\(media.id)/details"] {
+                let reply = try await harness.call(.get, path, as: stranger)
+                #expect(reply.status == .notFound && reply.errorCode == "MEDIA_NOT_FOUND")
+            }
+            let refused = try await harness.call(.delete, "/api/v1/media/\(media.id)", as: stranger)
+            #expect(refused.status == .notFound)
+            // A member who did not upload it may not delete it; the uploader may.
+            #expect(try await harness.call(.delete, "/api/v1/media/\(media.id)", as: coach).status == .noContent)
+            #expect(try await harness.call(.get, "/api/v1/media/\(media.id)", as: ada).status == .notFound)
+        }
+    }
+
+    @Test func onlyTheUploaderOrAnAdminDeletes() async throws {
+        try await MediaHarness.run { harness in
+            let api = harness.api
+            let (coach, ada, bo) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Bo")
+            )
+            let club = try await api.club(of: coach, with: [ada, bo])
+            let media = try await harness.upload(
+                try Self.fixture("photo.png"), as: ada, in: club, type: MediaType.png)
+            let denied = try await harness.call(.delete, "/api/v1/media/\(media.id)", as: bo)
+            #expect(denied.status == .forbidden)
+            #expect(try await harness.call(.delete, "/api/v1/media/\(media.id)", as: ada).status == .noContent)
+        }
+    }
+
+    /// Every kind of file the issue names: each is ready as what its bytes are, or failed with
+    /// a reason, and the worker goes on to the next.
+    @Test(arguments: [
+        ("photo.png", MediaType.png, MediaStatus.ready, ""),
+        ("photo.webp", MediaType.webp, .ready, ""),
+        ("animated.gif", MediaType.gif, .ready, ""),
+        ("photo.heic", MediaType.heic, .ready, ""),
+        ("cmyk.jpg", MediaType.jpeg, .ready, ""),
+        ("p3.jpg", MediaType.jpeg, .ready, ""),
+        ("polyglot.jpg", MediaType.jpeg, .ready, ""),
+        ("pdf-as.jpg", MediaType.jpeg, .failed, "declared as image/jpeg but the file is application/pdf"),
+        ("truncated.jpg", MediaType.jpeg, .failed, "could not be decoded"),
+        ("bomb.png", MediaType.png, .failed, "14000×14000 pixels"),
+        ("huge-dims.jpg", MediaType.jpeg, .failed, "pixels"),
+        ("tiff.tif", MediaType.jpeg, .failed, "is not a JPEG, PNG, HEIC, WebP, GIF or PDF"),
+        ("svg.svg", MediaType.png, .failed, "is not a JPEG, PNG, HEIC, WebP, GIF or PDF"),
+        // A GIF with a script inside is decoded as the image it also is, and re-encoded without it.
+        ("polyglot.gif", MediaType.gif, .ready, ""),
+    ])
+    func eachKindOfFileIsProcessedOrFailsWithAReason(
+        _ name: String, _ type: String, _ status: MediaStatus, _ reason: String
+    ) async throws {
+        try await MediaHarness.run { harness in
+            let coach = try await harness.api.signIn("Coach")
+            let club = try await harness.api.community(by: coach)
+            let media = try await harness.upload(try Self.fixture(name), as: coach, in: club, type: type)
+            #expect(media.status == status, "\(name): \(media.failureReason ?? "")")
+            if status == .failed {
+                #expect(media.failureReason?.contains(reason) == true, "\(name): \(media.failureReason ?? "")")
+                let reply = try await harness.call(.get, "/api/v1/media/\(media.id)", as: coach)
+                #expect(reply.status == .unprocessableContent && reply.errorCode == "MEDIA_FAILED")
+            } else {
+                let served = try await harness.follow(
+                    try await harness.call(.get, "/api/v1/media/\(media.id)?variant=large", as: coach))
+                #expect(served.status == .ok)
+                #expect(Self.metadataMarkers(in: served.body) == [], "\(name)")
+                // Whatever rode along after the image (a script, an archive) is not served.
+                for payload in ["<script", "PK\u{3}\u{4}", "<html"] {
+                    #expect(served.body.range(of: Data(payload.utf8)) == nil, "\(name): \(payload)")
+                }
+            }
+        }
+    }
+
+    @Test func aReceiptMayBeAPDFAndAPostMayNot() async throws {
+        try await MediaHarness.run { harness in
+            let coach = try await harness.api.signIn("Coach")
+            let club = try await harness.api.community(by: coach)
+            let pdf = try Self.fixture("receipt.pdf")
+            let refused = try await harness.ask(pdf, as: coach, in: club, type: MediaType.pdf, purpose: .post)
+            #expect(refused.status == .badRequest && refused.fieldErrors["mimeType"] != nil)
+            let receipt = try await harness.upload(pdf, as: coach, in: club, type: MediaType.pdf, purpose: .receipt)
+            #expect(receipt.status == .ready)
+            let served = try await harness.follow(
+                try await harness.call(.get, "/api/v1/media/\(receipt.id)?variant=original", as: coach))
+            #expect(served.body == pdf)
+            #expect(served.headers[.contentType] == MediaType.pdf)
+        }
+    }
+
+    @Test func anUploadURLIsBoundToItsBytesAndUsedOnce() async throws {
+        try await MediaHarness.run { harness in
+            let coach = try await harness.api.signIn("Coach")
+            let club = try await harness.api.community(by: coach)
+            let photo = try Self.fixture("photo.png")
+            let asked = try await harness.ask(photo, as: coach, in: club, type: MediaType.png)
+            #expect(asked.status == .created)
+            let upload = try asked.data(MediaUpload.self)
+            #expect(upload.media.status == .pending)
+            #expect(asked.headers[.cacheControl] == "no-store")
+
+            // Other bytes of the same length: the checksum does not match.
+            var other = photo
+            other[other.count - 1] ^= 0xFF
+            let mismatch = try await harness.send(upload.upload, other)
+            #expect(mismatch.status == .badRequest && mismatch.errorCode == "UPLOAD_MISMATCH")
+            // Another declared type, length or checksum than was signed: the signature fails.
+            for change in [
+                ["Content-Type": "image/jpeg"],
+                [LocalObjectStore.checksumHeader: Data(SHA256.hash(data: other)).base64EncodedString()],
+            ] {
+                let reply = try await harness.send(upload.upload, photo, headers: change)
+                #expect(reply.status == .forbidden && reply.errorCode == "UPLOAD_URL_INVALID", "\(change)")
+            }
+            // A URL whose expiry was moved on is not the one signed.
+            var moved = upload.upload
+            moved.url = moved.url.replacingOccurrences(of: "expires=", with: "expires=1")
+            let tampered = try await harness.send(moved, photo)
+            #expect(tampered.status == .forbidden && tampered.errorCode == "UPLOAD_URL_INVALID")
+            // Before the upload, completing says it has not arrived.
+            let early = try await harness.call(.post, upload.completeUrl, as: coach)
+            #expect(early.status == .conflict && early.errorCode == "UPLOAD_INCOMPLETE")
+
+            #expect(try await harness.send(upload.upload, photo).status == .created)
+            let reused = try await harness.send(upload.upload, photo)
+            #expect(reused.status == .conflict && reused.errorCode == "UPLOAD_ALREADY_USED")
+            // Completing again is harmless: it answers the row.
+            #expect(try await harness.call(.post, upload.completeUrl, as: coach).status == .accepted)
+            #expect(try await harness.processed(upload.media.id, as: coach).status == .ready)
+        }
+    }
+
+    @Test func badRequestsAreRefusedWithTheirField() async throws {
+        try await MediaHarness.run { harness in
+            let (coach, stranger) = (try await harness.api.signIn("Coach"), try await harness.api.signIn("Eve"))
+            let club = try await harness.api.community(by: coach)
+            let photo = try Self.fixture("photo.png")
+            let sha = SHA256.hash(data: photo).lowerHex
+            func ask(_ json: String) async throws -> CoreHarness.Reply {
+                try await harness.call(.post, "/api/v1/media/upload", as: coach, json: json)
+            }
+            let base =
+                #""purpose":"post","communityId":"\#(club.id)","mimeType":"image/png","sizeBytes":\#(photo.count),"sha256":"\#(sha)""#
+            for (json, field) in [
+                (#"{\#(base),"filename":"../etc/passwd"}"#, "filename"),
+                (#"{\#(base),"filename":"a\\b.png"}"#, "filename"),
+                (#"{\#(base),"filename":"a\u0000b.png"}"#, "filename"),
+                (#"{\#(base),"filename":"photo.png\n"}"#, "filename"),
+                (
+                    #"{"purpose":"post","communityId":"\#(club.id)","filename":"a.png","mimeType":"image/png","sizeBytes":0,"sha256":"\#(sha)"}"#,
+                    "sizeBytes"
+                ),
+                (
+                    #"{"purpose":"post","communityId":"\#(club.id)","filename":"a.png","mimeType":"image/png","sizeBytes":30000000,"sha256":"\#(sha)"}"#,
+                    "sizeBytes"
+                ),
+                (
+                    #"{"purpose":"avatar","filename":"a.png","mimeType":"image/png","sizeBytes":20000000,"sha256":"\#(sha)"}"#,
+                    "sizeBytes"
+                ),
+                (
+                    #"{"purpose":"post","communityId":"\#(club.id)","filename":"a.png","mimeType":"image/tiff","sizeBytes":10,"sha256":"\#(sha)"}"#,
+                    "mimeType"
+                ),
+                (
+                    #"{"purpose":"post","communityId":"\#(club.id)","filename":"a.png","mimeType":" image/png","sizeBytes":10,"sha256":"\#(sha)"}"#,
+                    "mimeType"
+                ),
+                (
+                    #"{"purpose":"post","communityId":"\#(club.id)","filename":"a.png","mimeType":"image/png","sizeBytes":10,"sha256":"xyz"}"#,
+                    "sha256"
+                ),
+                (
+                    #"{"purpose":"post","filename":"a.png","mimeType":"image/png","sizeBytes":10,"sha256":"\#(sha)"}"#,
+                    "communityId"
+                ),
+                (
+                    #"{"purpose":"avatar","communityId":"\#(club.id)","filename":"a.png","mimeType":"image/png","sizeBytes":10,"sha256":"\#(sha)"}"#,
+                    "communityId"
+                ),
+                (
+                    #"{"purpose":"video","filename":"a.png","mimeType":"image/png","sizeBytes":10,"sha256":"\#(sha)"}"#,
+                    "purpose"
+                ),
+            ] {
+                let reply = try await ask(json)
+                #expect(reply.status == .badRequest && reply.fieldErrors[field] != nil, "\(json): \(reply.fieldErrors)")
+            }
+            // Someone else's community: as if it did not exist.
+            let outsider = try await harness.ask(photo, as: stranger, in: club, type: MediaType.png)
+            #expect(outsider.status == .notFound && outsider.errorCode == "COMMUNITY_NOT_FOUND")
+            // Unsigned, expired or forged file URLs.
+            let id = UUID()
+            for path in [
+                "/api/v1/media/files/uploads/\(id)", "/api/v1/media/files/uploads/\(id)?expires=1&signature=00",
+                "/api/v1/media/files/variants/\(id)/thumb.jpg?expires=99999999999&type=image/jpeg&signature=ab",
+                "/api/v1/media/files/variants/\(id)/..%2F..%2Fetc?expires=99999999999&type=x&signature=ab",
+            ] {
+                let method: HTTPRequest.Method = path.contains("uploads") ? .put : .get
+                let reply = try await harness.call(method, path, as: nil, body: photo)
+                #expect(reply.status == .forbidden, "\(path)")
+            }
+            // A bad variant is a validation error; an unknown id is not found.
+            let unknown = try await harness.call(.get, "/api/v1/media/\(UUID())?variant=huge", as: coach)
+            #expect(unknown.status == .notFound)
+        }
+    }
+
+    @Test func anAvatarBelongsToItsUserAndIsSeenByThoseWhoShareACommunity() async throws {
+        try await MediaHarness.run { harness in
+            let api = harness.api
+            let (ada, bo, eve) = (try await api.signIn("Ada"), try await api.signIn("Bo"), try await api.signIn("Eve"))
+            _ = try await api.club(of: ada, with: [bo])
+            let avatar = try await harness.upload(
+                try Self.fixture("photo.webp"), as: ada, in: nil, type: MediaType.webp, purpose: .avatar)
+            #expect(avatar.status == .ready && avatar.communityId == nil)
+            #expect(try await harness.call(.get, "/api/v1/media/\(avatar.id)/details", as: bo).status == .ok)
+            #expect(try await harness.call(.get, "/api/v1/media/\(avatar.id)/details", as: eve).status == .notFound)
+            #expect(try await harness.call(.delete, "/api/v1/media/\(avatar.id)", as: bo).status == .forbidden)
+            #expect(try await harness.call(.delete, "/api/v1/media/\(avatar.id)", as: ada).status == .noContent)
+        }
+    }
+
+    /// Deleted media and a deleted community's media leave no files behind after a sweep.
+    @Test func theSweepRemovesTheFilesOfDeletedMediaAndOfDeletedCommunities() async throws {
+        try await MediaHarness.run(media: ["ORBITCOVE_MEDIA_SWEEP_SECONDS": "1"]) { harness in
+            let coach = try await harness.api.signIn("Coach")
+            let club = try await harness.api.community(by: coach)
+            let photo = try Self.fixture("photo.png")
+            let deleted = try await harness.upload(photo, as: coach, in: club, type: MediaType.png)
+            let cascaded = try await harness.upload(photo, as: coach, in: club, type: MediaType.png)
+            @Sendable func files(_ id: UUID) -> [String] {
+                let folder = URL(fileURLWithPath: MediaHarness.directory).appendingPathComponent(
+                    "variants/\(id.lowercasedString)")
+                return (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            }
+            #expect(files(deleted.id).count == 5)
+            // The upload itself is gone once processed (queued as garbage, swept below).
+            #expect(try await harness.call(.delete, "/api/v1/media/\(deleted.id)", as: coach).status == .noContent)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { db in
+                try await db.transaction(scope: nil) { connection in
+                    try await connection.query(
+                        "DELETE FROM communities WHERE id = \(club.id)", logger: TestEnvironment.logger)
+                }
+            }
+            let swept = try await eventually(timeout: .seconds(20)) {
+                files(deleted.id).isEmpty && files(cascaded.id).isEmpty
+                    && !FileManager.default.fileExists(
+                        atPath: MediaHarness.directory + "/uploads/\(cascaded.id.lowercasedString)")
+            }
+            #expect(swept)
+        }
+    }
+}
+
+/// The size of an image from its header (libvips reads it without decoding).
+enum VipsProbe {
+    static func size(of bytes: Data) throws -> (width: Int, height: Int) {
+        let header = try Vips.header(bytes)
+        return (header.width, header.height)
+    }
+}
