@@ -215,6 +215,7 @@ let package = Package(
                     "AuthService", "CoreService", "NotificationsService", "MediaService", "RemindersService",
                     "AdminCommands", "APNsStandIn", hummingbird, lifecycle, logging, postgres,
                     .product(name: "HummingbirdTesting", package: "hummingbird"),
+                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
                     .product(name: "JWTKit", package: "jwt-kit"),
                     .product(name: "_CryptoExtras", package: "swift-crypto"),
                     .product(name: "Yams", package: "Yams"),

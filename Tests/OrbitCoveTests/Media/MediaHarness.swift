@@ -20,8 +20,33 @@ struct MediaHarness: Sendable {
     static let directory = FileManager.default.temporaryDirectory.appendingPathComponent("orbitcove-test-media").path
     static let signingKey = String(repeating: "test-media-url-key-", count: 3)
 
+    /// The test S3 server (moto, started by `make test`) and the bucket the S3 tests use.
+    static let s3Settings = [
+        "ORBITCOVE_MEDIA_STORAGE": "s3",
+        "ORBITCOVE_S3_ENDPOINT": ProcessInfo.processInfo.environment["ORBITCOVE_TEST_S3_URL"]
+            ?? "http://127.0.0.1:55900",
+        "ORBITCOVE_S3_BUCKET": "orbitcove-test-media", "ORBITCOVE_S3_REGION": "us-east-1",
+        "ORBITCOVE_S3_ACCESS_KEY_ID": "testing", "ORBITCOVE_S3_SECRET_ACCESS_KEY": "testing",
+    ]
+
     static func run(
         media extra: [String: String] = [:], _ body: @Sendable (MediaHarness) async throws -> Void
+    ) async throws {
+        // Every instance's worker takes any test's messages, so instances on different stores
+        // never run at once (one with the other's upload would fail it as missing).
+        let backend = extra["ORBITCOVE_MEDIA_STORAGE"] ?? "local"
+        await StoreExclusion.shared.enter(backend)
+        do {
+            try await runAlone(media: extra, body)
+        } catch {
+            await StoreExclusion.shared.leave()
+            throw error
+        }
+        await StoreExclusion.shared.leave()
+    }
+
+    private static func runAlone(
+        media extra: [String: String], _ body: @Sendable (MediaHarness) async throws -> Void
     ) async throws {
         try await CoreHarness.run { api in
             let runtime = try TestEnvironment.runtime(
@@ -114,5 +139,33 @@ struct MediaHarness: Sendable {
     static func path(of url: String) -> String {
         guard let parsed = URLComponents(string: url) else { return url }
         return parsed.percentEncodedPath + (parsed.percentEncodedQuery.map { "?\($0)" } ?? "")
+    }
+}
+
+/// Lets any number of media instances on one store run at once, and none on another store
+/// beside them; waiters for another store go first once the running ones are done.
+actor StoreExclusion {
+    static let shared = StoreExclusion()
+    private var store: String?
+    private var running = 0
+    private var waiting: [(store: String, resume: CheckedContinuation<Void, Never>)] = []
+
+    func enter(_ wanted: String) async {
+        if running == 0 || (store == wanted && waiting.isEmpty) {
+            store = wanted
+            running += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append((wanted, $0)) }
+    }
+
+    func leave() {
+        running -= 1
+        guard running == 0, let next = waiting.first?.store else { return }
+        let admitted = waiting.filter { $0.store == next }
+        waiting.removeAll { $0.store == next }
+        store = next
+        running = admitted.count
+        for waiter in admitted { waiter.resume.resume() }
     }
 }
