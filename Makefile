@@ -110,7 +110,7 @@ K8S_MANIFESTS := $(wildcard deploy/k8s/*.yaml)
 deploy-check: ## Check docker-compose.yml, the Dockerfiles, deploy/k8s and the gateway routing
 	@$(STACK) install-deploy-tools
 	ORBITCOVE_POSTGRES_PASSWORD=check ORBITCOVE_OWNER_PASSWORD=check ORBITCOVE_APP_PASSWORD=check \
-		ORBITCOVE_RABBITMQ_PASSWORD=check $(TOOLS)/compose/bin/docker-compose -f docker-compose.yml config -q
+		ORBITCOVE_RABBITMQ_PASSWORD=check ORBITCOVE_MEDIA_SIGNING_KEY=check $(TOOLS)/compose/bin/docker-compose -f docker-compose.yml config -q
 	$(TOOLS)/deploy/bin/hadolint deploy/Dockerfile deploy/gateway.Dockerfile
 	$(TOOLS)/deploy/bin/kubernetes-validate --strict --quiet --kubernetes-version 1.30.0 \
 		$(filter-out deploy/k8s/kustomization.yaml,$(K8S_MANIFESTS))

@@ -206,6 +206,7 @@ def compose_services(compose, problems):
     environment = dict(os.environ)
     for variable in ("POSTGRES", "OWNER", "APP", "RABBITMQ"):
         environment[f"ORBITCOVE_{variable}_PASSWORD"] = "routing-check"
+    environment["ORBITCOVE_MEDIA_SIGNING_KEY"] = "routing-check"
     rendered = subprocess.run([compose, "-f", str(ROOT / "docker-compose.yml"), "config"], check=True,
                               capture_output=True, text=True, env=environment, cwd=ROOT).stdout
     config = yaml.safe_load(rendered)["services"]
