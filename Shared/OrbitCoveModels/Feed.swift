@@ -110,6 +110,8 @@ package struct Post: Codable, Sendable, Equatable {
     package var type: PostType
     @ExplicitNull package var content: String?
     package var mediaUrls: [String]
+    /// Photos uploaded to this community (`GET /api/v1/media/{id}` serves each).
+    package var mediaIds: [UUID]
     /// The members the text mentions, by user id (clients render them).
     package var mentions: [UUID]
     @ExplicitNull package var linkedEventId: UUID?
@@ -127,7 +129,7 @@ package struct Post: Codable, Sendable, Equatable {
 
     package init(
         id: UUID, communityId: UUID, author: ContentAuthor, type: PostType, content: String?, mediaUrls: [String],
-        mentions: [UUID], linkedEventId: UUID?, poll: Poll?, reactionCounts: ReactionCounts, myReaction: ReactionType?,
+        mediaIds: [UUID] = [], mentions: [UUID], linkedEventId: UUID?, poll: Poll?, reactionCounts: ReactionCounts, myReaction: ReactionType?,
         commentCount: Int, isPinned: Bool, pinnedUntil: Date?, isAnnouncement: Bool, editableUntil: Date,
         createdAt: Date, updatedAt: Date
     ) {
@@ -137,6 +139,7 @@ package struct Post: Codable, Sendable, Equatable {
         self.type = type
         self.content = content
         self.mediaUrls = mediaUrls
+        self.mediaIds = mediaIds
         self.mentions = mentions
         self.linkedEventId = linkedEventId
         self.poll = poll

@@ -75,6 +75,8 @@ package struct LedgerTransaction: Codable, Sendable, Equatable {
     package var transactionDate: String
     @ExplicitNull package var linkedEventId: UUID?
     @ExplicitNull package var receiptUrl: String?
+    /// A receipt uploaded to this community (`GET /api/v1/media/{id}` serves it).
+    @ExplicitNull package var receiptMediaId: UUID?
     package var createdBy: UUID
     /// Raised by every change; `GET …/history` lists each.
     package var revision: Int
@@ -84,7 +86,8 @@ package struct LedgerTransaction: Codable, Sendable, Equatable {
     package init(
         id: UUID, communityId: UUID, type: TransactionType, description: String, totalAmount: Int64, currency: String,
         paidBy: UUID, paidTo: UUID?, category: ExpenseCategory, splitMethod: SplitMethod?, method: PaymentMethod?,
-        splits: [LedgerSplit], transactionDate: String, linkedEventId: UUID?, receiptUrl: String?, createdBy: UUID,
+        splits: [LedgerSplit], transactionDate: String, linkedEventId: UUID?, receiptUrl: String?, receiptMediaId: UUID? = nil,
+        createdBy: UUID,
         revision: Int, createdAt: Date, updatedAt: Date
     ) {
         self.id = id
@@ -102,6 +105,7 @@ package struct LedgerTransaction: Codable, Sendable, Equatable {
         self.transactionDate = transactionDate
         self.linkedEventId = linkedEventId
         self.receiptUrl = receiptUrl
+        self.receiptMediaId = receiptMediaId
         self.createdBy = createdBy
         self.revision = revision
         self.createdAt = createdAt

@@ -286,6 +286,62 @@ import Testing
         }
     }
 
+    @Test func postsAndReceiptsNameOnlyTheirCommunitysMedia() async throws {
+        try await MediaHarness.run { harness in
+            let api = harness.api
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.club(of: coach, with: [ada])
+            let other = try await api.community(by: ada)
+            let photo = try Self.fixture("photo.png")
+            let ours = try await harness.upload(photo, as: ada, in: club, type: MediaType.png)
+            let theirs = try await harness.upload(photo, as: ada, in: other, type: MediaType.png)
+
+            let post = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/posts", as: ada,
+                json: #"{"type":"photo","mediaIds":["\#(ours.id)","\#(ours.id)"]}"#)
+            #expect(post.status == .created)
+            #expect(try post.data(Post.self).mediaIds == [ours.id])
+            let foreign = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/posts", as: ada,
+                json: #"{"type":"photo","mediaIds":["\#(theirs.id)"]}"#)
+            #expect(foreign.status == .badRequest && foreign.fieldErrors["mediaIds"] != nil)
+            let empty = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/posts", as: ada, json: #"{"type":"photo"}"#)
+            #expect(empty.status == .badRequest && empty.fieldErrors["mediaUrls"] != nil)
+
+            let expense = #"{"description":"Balls","totalAmount":3000,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]},"receiptMediaId":"RECEIPT"}"#
+            let paid = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/transactions", as: ada,
+                json: expense.replacingOccurrences(of: "RECEIPT", with: ours.id.lowercasedString))
+            #expect(paid.status == .created)
+            #expect(try paid.data(LedgerTransaction.self).receiptMediaId == ours.id)
+            let misfiled = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/transactions", as: ada,
+                json: expense.replacingOccurrences(of: "RECEIPT", with: theirs.id.lowercasedString))
+            #expect(misfiled.status == .badRequest && misfiled.fieldErrors["receiptMediaId"] != nil)
+
+            // The second wall: written past the routes, another community's media is refused too.
+            try await withTestDatabase { db in
+                await #expect(throws: (any Error).self) {
+                    try await db.transaction(userId: ada.id) { connection in
+                        try await connection.query(
+                            """
+                            INSERT INTO posts (community_id, author_id, type, media_ids)
+                            VALUES (\(club.id), \(ada.id), 'photo', ARRAY[\(theirs.id)]::uuid[])
+                            """, logger: TestEnvironment.logger)
+                    }
+                }
+                await #expect(throws: (any Error).self) {
+                    try await db.transaction(userId: ada.id) { connection in
+                        try await connection.query(
+                            "UPDATE transactions SET receipt_media_id = \(theirs.id) WHERE community_id = \(club.id)",
+                            logger: TestEnvironment.logger)
+                    }
+                }
+            }
+        }
+    }
+
     /// Deleted media and a deleted community's media leave no files behind after a sweep.
     @Test func theSweepRemovesTheFilesOfDeletedMediaAndOfDeletedCommunities() async throws {
         try await MediaHarness.run(media: ["ORBITCOVE_MEDIA_SWEEP_SECONDS": "1"]) { harness in

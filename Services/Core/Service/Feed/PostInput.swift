@@ -9,12 +9,15 @@ struct PostInput: Sendable {
     var type: PostType = .text
     var content: Change<String> = .keep
     var mediaUrls: [String]?
+    var mediaIds: [UUID]?
     var mentions: [UUID]?
     var linkedEventId: Change<UUID> = .keep
     var poll: PostRows.PollData?
 
-    static let createFields: Set<String> = ["type", "content", "mediaUrls", "mentions", "linkedEventId", "pollData"]
-    static let editFields: Set<String> = ["content", "mediaUrls", "mentions", "linkedEventId"]
+    static let createFields: Set<String> = [
+        "type", "content", "mediaUrls", "mediaIds", "mentions", "linkedEventId", "pollData",
+    ]
+    static let editFields: Set<String> = ["content", "mediaUrls", "mediaIds", "mentions", "linkedEventId"]
 
     static func read(_ request: Request, context: some RequestContext, creating: Bool) async throws -> PostInput {
         var reader = try await FieldReader.read(
@@ -23,24 +26,31 @@ struct PostInput: Sendable {
         if creating { input.type = reader.choice("type", as: PostType.self).value ?? .text }
         input.content = reader.text("content", maxLength: FeedLimits.postLength)
         input.mediaUrls = reader.urls("mediaUrls", maxCount: FeedLimits.mediaUrls)
+        input.mediaIds = reader.ids("mediaIds", maxCount: FeedLimits.mediaUrls)
         input.mentions = reader.ids("mentions", maxCount: FeedLimits.mentions)
         input.linkedEventId = reader.id("linkedEventId")
         if creating { input.poll = reader.poll("pollData", now: Date()) }
-        if creating { input.checkShape(&reader.problems, content: input.content.value, media: input.mediaUrls ?? []) }
+        if creating {
+            input.checkShape(
+                &reader.problems, content: input.content.value,
+                pictures: (input.mediaUrls ?? []).count + (input.mediaIds ?? []).count)
+        }
         try reader.check()
         return input
     }
 
     /// What each type needs: a text or an announcement its text, a photo a picture, a poll its
     /// question (and no other type a poll), an event share its event.
-    func checkShape(_ problems: inout [String: String], content: String?, media: [String]) {
+    func checkShape(_ problems: inout [String: String], content: String?, pictures: Int) {
         switch type {
         case .text, .announcement:
             if content == nil, problems["content"] == nil {
                 problems["content"] = "is required for a \(type.rawValue) post"
             }
         case .photo:
-            if media.isEmpty, problems["mediaUrls"] == nil { problems["mediaUrls"] = "needs at least one picture" }
+            if pictures == 0, problems["mediaUrls"] == nil, problems["mediaIds"] == nil {
+                problems["mediaUrls"] = "needs at least one picture, here or in mediaIds"
+            }
         case .poll:
             if poll == nil, problems["pollData"] == nil, problems["pollData.question"] == nil,
                 problems["pollData.options"] == nil, problems["pollData.closesAt"] == nil,

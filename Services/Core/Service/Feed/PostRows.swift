@@ -15,7 +15,7 @@ enum PostRows {
     static let columns = """
         p.id, p.community_id, p.author_id, coalesce(a.display_name, '[Deleted User]') AS author_name,
         a.avatar_url AS author_avatar, p.type::text AS type, p.content,
-        ARRAY(SELECT jsonb_array_elements_text(p.media_urls)) AS media_urls,
+        ARRAY(SELECT jsonb_array_elements_text(p.media_urls)) AS media_urls, p.media_ids,
         p.mentions, p.linked_event_id, p.poll_data::text AS poll_data,
         (p.is_pinned AND (p.pinned_until IS NULL OR p.pinned_until > NOW())) AS is_pinned, p.pinned_until,
         p.is_announcement, coalesce(p.editable_until, p.created_at + interval '24 hours') AS editable_until,
@@ -71,6 +71,7 @@ enum PostRows {
         let content: String? = try cells.next("content")
         // A text array: Foundation's JSONDecoder cost tens of microseconds a row here.
         let mediaUrls: [String] = try cells.next("media_urls")
+        let mediaIds: [UUID] = try cells.next("media_ids")
         let mentions: [UUID] = try cells.next("mentions")
         let linkedEventId: UUID? = try cells.next("linked_event_id")
         let pollText: String? = try cells.next("poll_data")
@@ -101,7 +102,7 @@ enum PostRows {
         }
         return Post(
             id: id, communityId: communityId, author: author, type: type, content: content, mediaUrls: mediaUrls,
-            mentions: mentions, linkedEventId: linkedEventId, poll: poll, reactionCounts: counts,
+            mediaIds: mediaIds, mentions: mentions, linkedEventId: linkedEventId, poll: poll, reactionCounts: counts,
             myReaction: myReaction, commentCount: commentCount, isPinned: isPinned,
             pinnedUntil: isPinned ? pinnedUntil : nil, isAnnouncement: isAnnouncement, editableUntil: editableUntil,
             createdAt: createdAt, updatedAt: updatedAt)

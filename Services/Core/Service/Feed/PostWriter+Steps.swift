@@ -11,6 +11,7 @@ extension PostWriter {
         var type: PostType
         var content: String?
         var mediaUrls: [String]
+        var mediaIds: [UUID]
         var linkedEventId: UUID?
     }
 
@@ -19,7 +20,7 @@ extension PostWriter {
     ) async throws -> OwnedPost {
         let rows = try await connection.query(
             """
-            SELECT author_id, created_at, type::text AS type, content, media_urls::text AS media_urls, linked_event_id
+            SELECT author_id, created_at, type::text AS type, content, media_urls::text AS media_urls, media_ids, linked_event_id
             FROM posts WHERE id = \(postId) AND community_id = \(communityId) AND deleted_at IS NULL
             """, logger: logger)
         for try await row in rows {
@@ -30,7 +31,7 @@ extension PostWriter {
             let media = try JSONCoding.decoder.decode(
                 [String].self, from: Data((try cells.next("media_urls") as String).utf8))
             return OwnedPost(
-                owned: owned, type: type, content: content, mediaUrls: media,
+                owned: owned, type: type, content: content, mediaUrls: media, mediaIds: try cells.next("media_ids"),
                 linkedEventId: try cells.next("linked_event_id"))
         }
         throw FeedErrors.postNotFound

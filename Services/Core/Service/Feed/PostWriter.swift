@@ -22,12 +22,14 @@ struct PostWriter: Sendable {
                 input.mentions ?? [], in: community.id, on: connection, logger: logger)
             let poll = try input.poll.map { String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self) }
             let media = String(decoding: try JSONCoding.encoder.encode(input.mediaUrls ?? []), as: UTF8.self)
+            let mediaIds = try await MediaReferences.check(
+                input.mediaIds ?? [], in: community.id, field: "mediaIds", on: connection, logger: logger)
             let rows = try await connection.query(
                 """
-                INSERT INTO posts (community_id, author_id, type, content, media_urls, is_announcement, linked_event_id,
-                                   poll_data, mentions)
+                INSERT INTO posts (community_id, author_id, type, content, media_urls, media_ids, is_announcement,
+                                   linked_event_id, poll_data, mentions)
                 VALUES (\(community.id), \(author), \(input.type.rawValue)::post_type, \(input.content.value),
-                        \(media)::jsonb, \(input.type == .announcement), \(input.linkedEventId.value),
+                        \(media)::jsonb, \(mediaIds), \(input.type == .announcement), \(input.linkedEventId.value),
                         \(poll)::jsonb, \(mentions))
                 RETURNING id, (SELECT u.display_name::text FROM users u WHERE u.id = author_id) AS author_name
                 """, logger: logger)
@@ -81,7 +83,9 @@ struct PostWriter: Sendable {
                 case let other: other
                 }
             check.poll = nil
-            check.checkShape(&problems, content: content, media: input.mediaUrls ?? current.mediaUrls)
+            check.checkShape(
+                &problems, content: content,
+                pictures: (input.mediaUrls ?? current.mediaUrls).count + (input.mediaIds ?? current.mediaIds).count)
             if current.type == .poll { problems["pollData"] = nil }
             if !problems.isEmpty { throw APIError.validation(problems) }
             try await Self.checkEvent(input.linkedEventId.value, in: community.id, on: connection, logger: logger)
@@ -90,11 +94,17 @@ struct PostWriter: Sendable {
                 mentions = try await Self.checkMentions(wanted, in: community.id, on: connection, logger: logger)
             }
             let media = try input.mediaUrls.map { String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self) }
+            var mediaIds: [UUID]?
+            if let wanted = input.mediaIds {
+                mediaIds = try await MediaReferences.check(
+                    wanted, in: community.id, field: "mediaIds", on: connection, logger: logger)
+            }
             let rows = try await connection.query(
                 """
                 UPDATE posts SET
                     content = CASE WHEN \(input.content.tag) = 'keep' THEN content ELSE \(input.content.value) END,
                     media_urls = coalesce(\(media)::jsonb, media_urls),
+                    media_ids = coalesce(\(mediaIds), media_ids),
                     mentions = coalesce(\(mentions), mentions),
                     linked_event_id = CASE WHEN \(input.linkedEventId.tag) = 'keep' THEN linked_event_id
                                            ELSE \(input.linkedEventId.value) END,

@@ -27,6 +27,7 @@ struct LedgerInput: Sendable {
     var transactionDate: String?
     var linkedEventId: Change<UUID> = .keep
     var receiptUrl: Change<String> = .keep
+    var receiptMediaId: Change<UUID> = .keep
     var split: SplitRequest?
     var method: PaymentMethod?
     /// The fields a PATCH named.
@@ -36,7 +37,7 @@ struct LedgerInput: Sendable {
 
     static let expenseFields: Set<String> = [
         "description", "totalAmount", "currency", "paidBy", "category", "transactionDate", "linkedEventId",
-        "receiptUrl", "split",
+        "receiptUrl", "receiptMediaId", "split",
     ]
     static let settlementFields: Set<String> = [
         "from", "to", "amount", "currency", "method", "note", "transactionDate",
@@ -56,6 +57,7 @@ struct LedgerInput: Sendable {
         input.transactionDate = reader.day("transactionDate")
         input.linkedEventId = reader.id("linkedEventId")
         input.receiptUrl = reader.url("receiptUrl")
+        input.receiptMediaId = reader.id("receiptMediaId")
         input.split = reader.split("split", required: true)
         try reader.check()
         return input
@@ -79,6 +81,7 @@ struct LedgerInput: Sendable {
         input.category = reader.choice("category", as: ExpenseCategory.self).value
         input.linkedEventId = reader.id("linkedEventId")
         input.receiptUrl = reader.url("receiptUrl")
+        input.receiptMediaId = reader.id("receiptMediaId")
         input.split = reader.split("split", required: false)
         input.method = reader.choice("method", as: PaymentMethod.self).value
         for key in ["totalAmount", "transactionDate", "currency", "category", "split", "method", "paidBy"]

@@ -12,7 +12,7 @@ enum LedgerRows {
         t.id, t.community_id, t.type::text AS type, t.description::text AS description, t.total_amount,
         t.currency::text AS currency, t.paid_by, t.paid_to, t.category::text AS category, t.split_method,
         t.settlement_method, t.transaction_date::text AS transaction_date, t.linked_event_id,
-        t.receipt_url::text AS receipt_url, t.created_by, t.revision, t.created_at, t.updated_at,
+        t.receipt_url::text AS receipt_url, t.receipt_media_id, t.created_by, t.revision, t.created_at, t.updated_at,
         coalesce(sp.user_ids, '{}') AS split_users, coalesce(sp.amounts, '{}') AS split_amounts,
         coalesce(sp.shares, '{}') AS split_shares
         """
@@ -46,6 +46,7 @@ enum LedgerRows {
         let date: String = try cells.next("transaction_date")
         let linkedEventId: UUID? = try cells.next("linked_event_id")
         let receiptUrl: String? = try cells.next("receipt_url")
+        let receiptMediaId: UUID? = try cells.next("receipt_media_id")
         let createdBy: UUID = try cells.next("created_by")
         let revision: Int = try cells.next("revision")
         let createdAt: Date = try cells.next("created_at")
@@ -62,7 +63,8 @@ enum LedgerRows {
             category: ExpenseCategory(rawValue: category) ?? .other,
             splitMethod: splitMethod.flatMap(SplitMethod.init(rawValue:)),
             method: method.flatMap(PaymentMethod.init(rawValue:)), splits: splits, transactionDate: date,
-            linkedEventId: linkedEventId, receiptUrl: receiptUrl, createdBy: createdBy, revision: revision,
+            linkedEventId: linkedEventId, receiptUrl: receiptUrl,
+            receiptMediaId: receiptMediaId, createdBy: createdBy, revision: revision,
             createdAt: createdAt, updatedAt: updatedAt)
     }
 

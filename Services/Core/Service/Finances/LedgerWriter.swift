@@ -31,14 +31,19 @@ struct LedgerWriter: Sendable {
                     in: community.id, on: connection, logger: logger)
                 try await PostWriter.checkEvent(
                     input.linkedEventId.value, in: community.id, on: connection, logger: logger)
+                let receipt = try await MediaReferences.check(
+                    input.receiptMediaId.value.map { [$0] } ?? [], in: community.id, field: "receiptMediaId",
+                    on: connection, logger: logger
+                ).first
                 let splits = try Self.allocate(total, split)
                 let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
                 let rows = try await connection.query(
                     """
                     INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by,
-                                              category, receipt_url, linked_event_id, transaction_date, split_method)
+                                              category, receipt_url, receipt_media_id, linked_event_id, transaction_date,
+                                              split_method)
                     VALUES (\(community.id), \(actor), 'expense', \(description), \(total), \(currency), \(payer),
-                            \((input.category ?? .other).rawValue)::expense_category, \(input.receiptUrl.value),
+                            \((input.category ?? .other).rawValue)::expense_category, \(input.receiptUrl.value), \(receipt),
                             \(input.linkedEventId.value), \(date)::date, \(split.method.rawValue))
                     RETURNING id
                     """, logger: logger)
@@ -146,6 +151,10 @@ struct LedgerWriter: Sendable {
                 try await Self.checkMembers(newMembers, in: community.id, on: connection, logger: logger)
                 try await PostWriter.checkEvent(
                     input.linkedEventId.value, in: community.id, on: connection, logger: logger)
+                if let receipt = input.receiptMediaId.value {
+                    _ = try await MediaReferences.check(
+                        [receipt], in: community.id, field: "receiptMediaId", on: connection, logger: logger)
+                }
                 let method = input.split?.method ?? current.splitMethod
                 let updated = try await connection.changedRows(
                     """
@@ -160,6 +169,8 @@ struct LedgerWriter: Sendable {
                                                ELSE \(input.linkedEventId.value) END,
                         receipt_url = CASE WHEN \(input.receiptUrl.tag) = 'keep' THEN receipt_url
                                            ELSE \(input.receiptUrl.value) END,
+                        receipt_media_id = CASE WHEN \(input.receiptMediaId.tag) = 'keep' THEN receipt_media_id
+                                                ELSE \(input.receiptMediaId.value) END,
                         split_method = CASE WHEN type = 'expense' THEN \(method?.rawValue) END,
                         settlement_method = coalesce(\(input.method?.rawValue), settlement_method),
                         revision = revision + 1, updated_at = NOW()
