@@ -138,6 +138,10 @@ import Yams
             #expect(values(schema, "recurrence") == Set(DuesRecurrence.allCases.map(\.rawValue)), "\(schema)")
         }
         #expect(values("DuesMemberStatus", "status") == Set(DuesStatus.allCases.map(\.rawValue)))
+        for schema in ["Media", "CreateMediaUploadRequest"] {
+            #expect(values(schema, "purpose") == Set(MediaPurpose.allCases.map(\.rawValue)), "\(schema)")
+        }
+        #expect(values("Media", "status") == Set(MediaStatus.allCases.map(\.rawValue)))
         let languages = (schemas["CommunitySettingsRequest"] as? [String: Any]).flatMap {
             (($0["properties"] as? [String: Any])?["searchLanguage"] as? [String: Any])?["enum"] as? [String]
         }
