@@ -129,7 +129,8 @@ package struct Post: Codable, Sendable, Equatable {
 
     package init(
         id: UUID, communityId: UUID, author: ContentAuthor, type: PostType, content: String?, mediaUrls: [String],
-        mediaIds: [UUID] = [], mentions: [UUID], linkedEventId: UUID?, poll: Poll?, reactionCounts: ReactionCounts, myReaction: ReactionType?,
+        mediaIds: [UUID] = [], mentions: [UUID], linkedEventId: UUID?, poll: Poll?, reactionCounts: ReactionCounts,
+        myReaction: ReactionType?,
         commentCount: Int, isPinned: Bool, pinnedUntil: Date?, isAnnouncement: Bool, editableUntil: Date,
         createdAt: Date, updatedAt: Date
     ) {

@@ -86,7 +86,8 @@ package struct LedgerTransaction: Codable, Sendable, Equatable {
     package init(
         id: UUID, communityId: UUID, type: TransactionType, description: String, totalAmount: Int64, currency: String,
         paidBy: UUID, paidTo: UUID?, category: ExpenseCategory, splitMethod: SplitMethod?, method: PaymentMethod?,
-        splits: [LedgerSplit], transactionDate: String, linkedEventId: UUID?, receiptUrl: String?, receiptMediaId: UUID? = nil,
+        splits: [LedgerSplit], transactionDate: String, linkedEventId: UUID?, receiptUrl: String?,
+        receiptMediaId: UUID? = nil,
         createdBy: UUID,
         revision: Int, createdAt: Date, updatedAt: Date
     ) {

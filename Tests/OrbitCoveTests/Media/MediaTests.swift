@@ -309,7 +309,8 @@ import Testing
                 .post, "/api/v1/communities/\(club.id)/posts", as: ada, json: #"{"type":"photo"}"#)
             #expect(empty.status == .badRequest && empty.fieldErrors["mediaUrls"] != nil)
 
-            let expense = #"{"description":"Balls","totalAmount":3000,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]},"receiptMediaId":"RECEIPT"}"#
+            let expense =
+                #"{"description":"Balls","totalAmount":3000,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]},"receiptMediaId":"RECEIPT"}"#
             let paid = try await api.call(
                 .post, "/api/v1/communities/\(club.id)/transactions", as: ada,
                 json: expense.replacingOccurrences(of: "RECEIPT", with: ours.id.lowercasedString))
