@@ -17,7 +17,8 @@ package struct SyncSection<Item: Codable & Sendable & Equatable>: Codable, Senda
 /// for the next call (clients decode this; the server writes it section by section from the
 /// kinds its features register). Events (as stored: series, overrides, single events) are in
 /// their section, posts in theirs, the ledger's expenses and settlements (with their splits) in
-/// `transactions`, and dues (with the syncing member's standing) in `dues`.
+/// `transactions`, dues (with the syncing member's standing) in `dues`, and uploads (their
+/// status: a photo turns `ready`) in `media`.
 package struct CommunitySync: Codable, Sendable, Equatable {
     /// Present when the community itself changed (or on a full sync).
     @ExplicitNull package var community: Community?
@@ -26,6 +27,7 @@ package struct CommunitySync: Codable, Sendable, Equatable {
     package var posts: SyncSection<JSONValue>
     package var transactions: SyncSection<LedgerTransaction>
     package var dues: SyncSection<Dues>
+    package var media: SyncSection<Media>
     package var syncToken: String
     /// True when this is everything (no token, or one too old to continue from): replace, not merge.
     package var full: Bool
@@ -42,6 +44,7 @@ package struct CommunitySync: Codable, Sendable, Equatable {
         self.posts = SyncSection()
         self.transactions = SyncSection()
         self.dues = SyncSection()
+        self.media = SyncSection()
         self.syncToken = syncToken
         self.full = full
     }

@@ -89,6 +89,7 @@ package enum CoreApplication {
         registry.register(PostSync.kind())
         registry.register(FinanceSync.transactions())
         registry.register(FinanceSync.dues())
+        registry.register(MediaSync.kind())
         return registry
     }
 }

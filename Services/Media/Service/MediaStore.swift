@@ -4,54 +4,11 @@ import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
 
-/// A media row as the service needs it: what members see, and where its bytes are.
-struct MediaRow: Sendable {
-    var media: Media
-    var storagePath: String
-    var checksum: Data
-    /// Renditions by `<variant>/<format>` (`thumb/jpeg`, `original/png`).
-    var renditions: [String: MediaRendition]
-}
-
 /// The `media` table: created as the uploader under row-level security, read as the caller
 /// (so a member of another community gets nothing), moved along its life by the system.
 struct MediaStore: Sendable {
     let database: Database
     let logger: Logger
-
-    static let columns = """
-        id, community_id, uploaded_by, purpose, filename, mime_type, size_bytes, status, failure_reason,
-        width, height, variants::text AS variants, created_at, storage_path, encode(checksum, 'hex') AS checksum
-        """
-
-    static func row(_ row: PostgresRow) throws -> MediaRow {
-        var cells = RowReader(row)
-        let id: UUID = try cells.next("id")
-        let community: UUID? = try cells.next("community_id")
-        let uploader: UUID = try cells.next("uploaded_by")
-        let purpose: String = try cells.next("purpose")
-        let filename: String = try cells.next("filename")
-        let mimeType: String = try cells.next("mime_type")
-        let size: Int = try cells.next("size_bytes")
-        let status: String = try cells.next("status")
-        let reason: String? = try cells.next("failure_reason")
-        let width: Int? = try cells.next("width")
-        let height: Int? = try cells.next("height")
-        let variants: String = try cells.next("variants")
-        let createdAt: Date = try cells.next("created_at")
-        let storagePath: String = try cells.next("storage_path")
-        let checksum: String = try cells.next("checksum")
-        let renditions = try JSONCoding.decoder.decode([String: MediaRendition].self, from: Data(variants.utf8))
-        let names = Set(renditions.keys.compactMap { MediaVariantName(rawValue: String($0.prefix { $0 != "/" })) })
-        return MediaRow(
-            media: Media(
-                id: id, communityId: community, uploadedBy: uploader, purpose: MediaPurpose(rawValue: purpose) ?? .post,
-                filename: filename, mimeType: mimeType, sizeBytes: size,
-                status: MediaStatus(rawValue: status) ?? .failed,
-                failureReason: reason, width: width, height: height,
-                variants: MediaVariantName.allCases.filter(names.contains), createdAt: createdAt),
-            storagePath: storagePath, checksum: Data(hex: checksum) ?? Data(), renditions: renditions)
-    }
 
     /// A new `pending` row, written as its uploader (the wall checks they may).
     func create(
@@ -64,10 +21,10 @@ struct MediaStore: Sendable {
                                purpose, checksum, upload_expires_at)
             VALUES (\(id), \(community), \(user), \(kind)::media_type, \(filename), \(mimeType), \(size),
                     \(MediaKeys.upload(id)), \(purpose.rawValue), decode(\(sha256.lowerHex), 'hex'), \(uploadExpires))
-            RETURNING \(unescaped: Self.columns)
+            RETURNING \(unescaped: MediaRows.columns)
             """
         return try await database.transaction(userId: user) { connection in
-            for try await row in try await connection.query(query, logger: logger) { return try Self.row(row) }
+            for try await row in try await connection.query(query, logger: logger) { return try MediaRows.read(row) }
             throw MediaErrors.notFound
         }
     }
@@ -88,8 +45,8 @@ struct MediaStore: Sendable {
 
     static func find(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> MediaRow? {
         let rows = try await connection.query(
-            "SELECT \(unescaped: columns) FROM media WHERE id = \(id) AND deleted_at IS NULL", logger: logger)
-        for try await row in rows { return try Self.row(row) }
+            "SELECT \(unescaped: MediaRows.columns) FROM media WHERE id = \(id) AND deleted_at IS NULL", logger: logger)
+        for try await row in rows { return try MediaRows.read(row) }
         return nil
     }
 

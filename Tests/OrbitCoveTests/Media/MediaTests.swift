@@ -343,6 +343,30 @@ import Testing
         }
     }
 
+    @Test func syncCarriesACommunitysMediaAsItIsProcessedAndDeleted() async throws {
+        try await MediaHarness.run { harness in
+            let api = harness.api
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let first = try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: coach)
+                .data(CommunitySync.self)
+            #expect(first.media.created.isEmpty)
+            let media = try await harness.upload(
+                try Self.fixture("photo.png"), as: coach, in: club, type: MediaType.png)
+            let later = try await api.call(
+                .get, "/api/v1/communities/\(club.id)/sync?since=\(first.syncToken)", as: coach
+            ).data(CommunitySync.self)
+            let synced = later.media.created + later.media.updated
+            #expect(synced.map(\.id) == [media.id])
+            #expect(synced.first?.status == .ready && synced.first?.variants == [.thumb, .large, .original])
+            #expect(try await harness.call(.delete, "/api/v1/media/\(media.id)", as: coach).status == .noContent)
+            let last = try await api.call(
+                .get, "/api/v1/communities/\(club.id)/sync?since=\(later.syncToken)", as: coach
+            ).data(CommunitySync.self)
+            #expect(last.media.deleted == [media.id])
+        }
+    }
+
     /// Deleted media and a deleted community's media leave no files behind after a sweep.
     @Test func theSweepRemovesTheFilesOfDeletedMediaAndOfDeletedCommunities() async throws {
         try await MediaHarness.run(media: ["ORBITCOVE_MEDIA_SWEEP_SECONDS": "1"]) { harness in
