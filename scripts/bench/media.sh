@@ -54,10 +54,10 @@ TIME=/usr/bin/time
 # The worker's renditions of each image (MediaProcessor.renditions through orbit_vips.c): thumb
 # (200 px) and large (1,080 px) wide, each as JPEG (Q82, progressive, optimised Huffman tables)
 # and WebP (Q80), made by vips_thumbnail with export_profile srgb as the worker calls it (8.14
-# converts even an untagged image then); and the original re-encoded whole (Q90, progressive,
-# optimised; no profile conversion for an sRGB image). vipsthumbnail at the image's own width
+# converts even an untagged image then); and the original re-encoded whole (Q90, baseline, so it
+# streams; no profile conversion for an sRGB image). vipsthumbnail at the image's own width
 # does not resize: its output is byte for byte that of `vips copy "in.jpg[access=sequential]"
-# "out.jpg[Q=90,strip,optimize_coding,interlace]"` (checked with 8.14.1). Five outputs an image,
+# "out.jpg[Q=90,strip]"`. Five outputs an image,
 # four of them thumbnails; one process per kind of output for all of a share's files, so
 # libvips' start-up (40 ms, which the worker pays once) is paid five times a share, not five
 # times an image.
@@ -68,7 +68,7 @@ job_work() {
     vipsthumbnail --size '200x>' -e srgb -o "$out/%s-thumb.webp[Q=80,strip]" "$@"
     vipsthumbnail --size '1080x>' -e srgb -o "$out/%s-large.jpg[Q=82,strip,optimize_coding,interlace]" "$@"
     vipsthumbnail --size '1080x>' -e srgb -o "$out/%s-large.webp[Q=80,strip]" "$@"
-    vipsthumbnail --size "${WIDTH}x>" -o "$out/%s-original.jpg[Q=90,strip,optimize_coding,interlace]" "$@"
+    vipsthumbnail --size "${WIDTH}x>" -o "$out/%s-original.jpg[Q=90,strip]" "$@"
 }
 
 # One 1,080 px JPEG of each image, as anyone would run vipsthumbnail.
@@ -152,10 +152,10 @@ fi
 # What the references need, from Debian, if missing (as lib.sh installs wrk).
 install_missing() {
     local -a missing=()
-    local attempt
-    if ! command -v vips >/dev/null || ! command -v vipsthumbnail >/dev/null || ! command -v vipsheader >/dev/null; then
-        missing+=(libvips-tools)
-    fi
+    local attempt tool
+    for tool in vips vipsthumbnail vipsheader; do
+        command -v "$tool" >/dev/null || { missing+=(libvips-tools) && break; }
+    done
     [[ -x $CONVERT ]] || missing+=(imagemagick)
     [[ -x $TIME ]] || missing+=(time)
     ((${#missing[@]} > 0)) || return 0
@@ -288,13 +288,14 @@ reference() {
     seconds=$(awk -v a="$started" -v b="$ended" 'BEGIN { print b - a }')
     read -r user system <"$work/time.out"
     awk -v name="$name" -v round="$round" -v count="$count" -v processes="$processes" -v threads="$threads" \
-        -v seconds="$seconds" -v thumbnails="$thumbnails" -v outputs="$outputs" -v user="$user" -v system="$system" '
+        -v seconds="$seconds" -v thumbnails="$thumbnails" -v outputs="$outputs" \
+        -v user_s="$user" -v system_s="$system" '
         BEGIN {
             rate = count / seconds
             printf "client=%s round=%d images=%d processes=%d threads=%s seconds=%.2f images_per_s=%.3f ",
                 name, round, count, processes, threads, seconds, rate
             printf "thumbnails_per_s=%.2f renditions_per_s=%.2f cpu_s_per_image=%.3f\n",
-                rate * thumbnails, rate * outputs, (user + system) / count
+                rate * thumbnails, rate * outputs, (user_s + system_s) / count
         }' | tee -a "$results"
 }
 
@@ -360,8 +361,10 @@ put_all() {
 upload_figures() {
     sort -k4,4n "$3" | awk -v client="$1" -v clients="$2" -v seconds="$4" '
         { bytes += $3; times[NR] = $4; if ($2 != 201) errors++ }
-        END { printf "client=%s clients=%d files=%d megabytes=%.1f seconds=%.2f mb_per_s=%.1f p50_s=%.3f errors=%d\n",
-                  client, clients, NR, bytes / 1e6, seconds, bytes / 1e6 / seconds, times[int((NR + 1) / 2)], errors + 0 }' |
+        END {
+            printf "client=%s clients=%d files=%d megabytes=%.1f seconds=%.2f mb_per_s=%.1f p50_s=%.3f errors=%d\n",
+                client, clients, NR, bytes / 1e6, seconds, bytes / 1e6 / seconds, times[int((NR + 1) / 2)], errors + 0
+        }' |
         tee -a "$results"
 }
 
@@ -494,8 +497,8 @@ worker_run() {
     worker_figures "$client" "$round" "$RELEASED" "$started" "$uploaded" "$peak_uploads" "$(memory_mb VmHWM)" \
         "$rss_before" "$(memory_mb VmRSS)"
     cpu_used "$work/cpu.start" "$work/cpu.uploaded" "$PUT_SECONDS" | sed 's/cpu (/cpu while uploading (/'
-    cpu_used "$work/cpu.uploaded" "$work/cpu.drained" "$(awk -v a="$uploaded" -v b="$drained" 'BEGIN { print b - a }')" |
-        sed 's/cpu (/cpu until drained (/'
+    cpu_used "$work/cpu.uploaded" "$work/cpu.drained" \
+        "$(awk -v a="$uploaded" -v b="$drained" 'BEGIN { print b - a }')" | sed 's/cpu (/cpu until drained (/'
 }
 
 echo
@@ -535,7 +538,8 @@ for client, rows in runs.items():
         shape = f"{rows[0]['processes']} × {rows[0]['threads']}" if "processes" in rows[0] else "media service"
         cpu = f"{median(rows, 'cpu_s_per_image'):.3f}" if "cpu_s_per_image" in rows[0] else ""
         print(f"| {client} | {shape} | {rows[0]['images']} | {median(rows, 'images_per_s'):.3f} "
-              f"| {median(rows, 'thumbnails_per_s'):.2f} | {median(rows, 'renditions_per_s'):.2f} | {cpu} | {len(rows)} |")
+              f"| {median(rows, 'thumbnails_per_s'):.2f} | {median(rows, 'renditions_per_s'):.2f} | {cpu} "
+              f"| {len(rows)} |")
 worker, alone = runs.get("worker", []), runs.get("worker-interleaved", [])
 reference = [row for row in runs.get("vipsthumbnail-work", []) if row["round"] != "0"]
 if worker and reference:
@@ -546,17 +550,18 @@ if worker and reference:
 if alone and reference:
     print(f"worker-interleaved / vipsthumbnail-work (median of the rounds): "
           f"{float(alone[0]['images_per_s']) / median(reference, 'images_per_s'):.2f}; each image ready",
-          f"{alone[0]['ready_after_upload_p50_s']} s after its upload (median), {alone[0]['ready_after_upload_max_s']} s",
-          "at most")
+          f"{alone[0]['ready_after_upload_p50_s']} s after its upload (median),",
+          f"{alone[0]['ready_after_upload_max_s']} s at most")
 single, magick = runs.get("vipsthumbnail-1080"), runs.get("convert-1080")
 if single and magick:
-    print("convert -thumbnail / vipsthumbnail, one 1,080 px JPEG an image, "
+    print("convert -thumbnail's rate / vipsthumbnail's, one 1,080 px JPEG an image,",
           f"{single[0]['processes']} processes: {median(magick, 'images_per_s') / median(single, 'images_per_s'):.2f}")
 print(f"\n| memory | MB |\n|---|---|\n| media service idle after start (VmRSS) | {sys.argv[2]} |")
 if "rss-media-uploads" in runs:
     print(f"| media service, peak during the 5 MB uploads (VmHWM) | {runs['rss-media-uploads'][0]['peak_mb']} |")
 for client, rows in (("worker", worker), ("worker-interleaved", alone)):
-    for key, label in (("peak_uploads_mb", "peak while the images were uploaded"),
+    for key, label in (("rss_before_mb", "resident before (VmRSS)"),
+                       ("peak_uploads_mb", "peak while the images were uploaded"),
                        ("peak_drain_mb", "peak from then until drained"),
                        ("rss_after_mb", "resident after (VmRSS)")):
         if rows:
@@ -573,7 +578,8 @@ if worker or alone:
 print("\n| uploads | clients | files | MB/s | median s per PUT | errors |\n|---|---|---|---|---|---|")
 for client, rows in runs.items():
     for row in rows if client.startswith("upload-") else []:
-        print(f"| {client} | {row['clients']} | {row['files']} | {row['mb_per_s']} | {row['p50_s']} | {row['errors']} |")
+        print(f"| {client} | {row['clients']} | {row['files']} | {row['mb_per_s']} | {row['p50_s']} "
+              f"| {row['errors']} |")
 PY
 
 echo

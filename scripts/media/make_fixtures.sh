@@ -109,11 +109,13 @@ convert -delay 30 -loop 0 -size 160x120 \
     \( xc:'#20a040' -fill red -draw 'rectangle 70,0 89,19' \) \
     \( xc:'#c08020' -fill red -draw 'rectangle 140,0 159,19' \) "$out/animated.gif"
 
-# Colour-managed inputs: both must come out as sRGB (the red square as about 255,0,0).
+# Colour-managed inputs, both to come out as sRGB. p3.jpg: Display P3 pixels with vips' built-in
+# P3 profile embedded (ignoring it turns the red square 234,51,35). cmyk.jpg: CMYK without a
+# profile, as many print files come.
 photo 320 240 5 small.png
-vips icc_transform small.png "$out/p3.jpg[Q=85]" p3  # vips' built-in Display P3, embedded
-vips icc_transform small.png cmyk.v cmyk              # CMYK with no embedded profile, as
-vips copy cmyk.v "$out/cmyk.jpg[Q=80,strip]"          # many print files come
+vips icc_transform small.png "$out/p3.jpg[Q=85]" p3
+vips icc_transform small.png cmyk.v cmyk
+vips copy cmyk.v "$out/cmyk.jpg[Q=80,strip]"
 
 # iPhone-style HEIC. heif-enc 1.15 writes one top-level image per input and no grid, rotation
 # or orientation; heic_grid re-packs its output as an iPhone does: hidden 512x512 HEVC tiles

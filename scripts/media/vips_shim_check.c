@@ -11,6 +11,7 @@
 // folder is skipped: valgrind 3.19 dies inside libdav1d, so leave photo.avif out under it, and
 // set VIPS_NOVECTOR=1 (valgrind cannot run orc's generated code).
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +102,9 @@ static const Fixture table[] = {
     {"photo.avif", "VipsForeignLoadHeifBuffer", 320, 240, 1, 1, TRUE, 320, 240, 0.03, 0.03, 45, NONE},
     {"p3.jpg", JPEG, 320, 240, 1, 1, TRUE, 320, 240, 0.03, 0.03, 20, NONE},
     {"cmyk.jpg", JPEG, 320, 240, 1, 1, TRUE, 320, 240, 0.03, 0.03, 45, NONE},
-    {"receipt.pdf", PDF, 595, 842, 1, 1, TRUE, 1190, 1684, 0.25, 0.13, 45, NONE},
-    {"pdf-as.jpg", PDF, 595, 842, 1, 1, TRUE, 1190, 1684, 0.25, 0.13, 45, NONE},
+    // PDFs are refused: receipts are stored as uploaded, and poppler parses nothing a stranger sent.
+    {"receipt.pdf", NULL, 0, 0, 0, 0, FALSE, 0, 0, NONE, 0, NONE},
+    {"pdf-as.jpg", NULL, 0, 0, 0, 0, FALSE, 0, 0, NONE, 0, NONE},
     {"polyglot.jpg", JPEG, 320, 240, 1, 1, TRUE, 320, 240, 0.03, 0.03, 45, NONE},
     {"polyglot.gif", "VipsForeignLoadNsgifBuffer", 16, 16, 1, 1, TRUE, 16, 16, NONE, 0, NONE},
     {"truncated.jpg", JPEG, 320, 240, 1, 1, FALSE, 0, 0, NONE, 0, NONE},
@@ -304,15 +306,22 @@ static void error_truncation(void) {
     check(full == 0, "last_error not cleared", "last_error");
 }
 
-// Rounds of the worker's real job. Warm-up (allocator arenas, codec state) levels off early;
-// a leak keeps growing, so compare the second half's end with its start.
+// Bytes malloc has handed out and not had back (glibc; 0 under another allocator).
+static long heap_in_use_kb(void) {
+    struct mallinfo2 m = mallinfo2();
+    return (long) ((m.uordblks + m.hblkhd) / 1024);
+}
+
+// Rounds of the worker's real job. A leak shows as heap in use growing through the second half.
+// RSS is printed too, but under glibc it creeps up in steps as the arenas fragment (about
+// 20 MB per 1000 rounds here, with the heap in use flat); under jemalloc it stays flat.
 static void loops(int rounds) {
     const char *names[] = {"portrait-exif6.jpg", "photo.heic", "photo.png", "bomb.png"};
     gsize lens[4];
     gchar *data[4];
     for (int i = 0; i < 4; i++)
         data[i] = read_fixture(names[i], &lens[i]);
-    long half = 0;
+    long half_rss = 0, half_heap = 0;
     double start = now();
     for (int round = 0; round < rounds; round++) {
         for (int i = 0; i < 4; i++) {
@@ -326,15 +335,17 @@ static void loops(int rounds) {
         }
         last_error();
         orbit_vips_thread_shutdown();
-        if (round == rounds / 2)
-            half = rss_kb();
+        if (round == rounds / 2) {
+            half_rss = rss_kb();
+            half_heap = heap_in_use_kb();
+        }
     }
-    long end = rss_kb();
-    printf("%d rounds of 4 thumbnails + 4 originals in %.1f s: RSS %ld KB at round %d, %ld KB at "
-           "%d (%+ld KB), tracked %zu B\n", rounds, now() - start, half, rounds / 2, end, rounds,
-           end - half, orbit_vips_tracked_mem());
+    long rss = rss_kb(), heap = heap_in_use_kb();
+    printf("%d rounds of 4 thumbnails + 4 originals in %.1f s; from round %d to %d: heap in use "
+           "%ld -> %ld KB, RSS %ld -> %ld KB; tracked %zu B\n", rounds, now() - start, rounds / 2,
+           rounds, half_heap, heap, half_rss, rss, orbit_vips_tracked_mem());
     if (rounds >= 100)
-        check(end - half < 2 * 1024, "RSS grows across rounds", "loops");
+        check(heap ? heap - half_heap < 1024 : rss - half_rss < 4 * 1024, "memory grows", "loops");
     check(orbit_vips_tracked_mem() == 0, "pixel memory still tracked", "loops");
     for (int i = 0; i < 4; i++)
         g_free(data[i]);

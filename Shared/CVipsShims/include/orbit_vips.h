@@ -10,7 +10,7 @@
 // read, on the same thread, with orbit_vips_last_error. Calls are thread-safe after
 // orbit_vips_init; a worker thread calls orbit_vips_thread_shutdown when it finishes a job.
 //
-// Accepted input: JPEG, PNG, WebP, GIF, HEIF (HEIC, AVIF) and PDF (first page), recognised by
+// Accepted input: JPEG, PNG, WebP, GIF and HEIF (HEIC, AVIF), recognised by
 // content, not name. Anything else, including TIFF, SVG and every format only ImageMagick reads,
 // fails with "unsupported image format". Thumbnail and original also refuse a truncated file and
 // anything over 100 megapixels (ORBIT_VIPS_MAX_PIXELS), whatever the caller checked before.
@@ -27,7 +27,7 @@ int orbit_vips_init(const char *program);
 /// Reads the header only: no pixel is decoded, so this is cheap even for a decompression bomb.
 /// `width` and `height` are as stored: for `orientation` 5–8 the image displays rotated, with
 /// the two swapped. HEIF reports 1 and the displayed size (libheif applies its own rotation).
-/// `pages` counts frames (GIF, WebP), pages (PDF) or top-level images (HEIF).
+/// `pages` counts frames (GIF, WebP) or top-level images (HEIF).
 /// `loader` receives the libvips loader class, e.g. "VipsForeignLoadJpegBuffer".
 int orbit_vips_header(const void *buf, size_t len, int *width, int *height, int *pages,
                       int *orientation, char *loader, size_t loader_len);
@@ -40,8 +40,8 @@ int orbit_vips_thumbnail(const void *buf, size_t len, int width, int format, int
                          void **out, size_t *out_len);
 
 /// The full-size image, upright, in sRGB, without metadata (EXIF, GPS, XMP, IPTC, ICC, text),
-/// re-encoded like orbit_vips_thumbnail. Animated images give their first frame; PDF renders at
-/// 144 dpi. An image to turn (orientation 2–8) is decoded whole into memory, 3 bytes a pixel.
+/// re-encoded like orbit_vips_thumbnail (a JPEG baseline: it streams). Animated images give
+/// their first frame. An image to turn (orientation 2–8) is decoded whole into memory, 3 bytes a pixel.
 int orbit_vips_original(const void *buf, size_t len, int format, int quality, void **out,
                         size_t *out_len);
 
