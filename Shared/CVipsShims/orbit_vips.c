@@ -12,6 +12,9 @@
 
 #include <stdarg.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <vips/vips.h>
 
 // The last wall against decompression bombs; the worker refuses far smaller images earlier,
@@ -275,11 +278,11 @@ int orbit_vips_thumbnail(const void *buf, size_t len, int width, int format, int
     // Linear gives up JPEG shrink-on-load, but for CMYK transforming every pixel costs more
     // anyway: a 12 MP CMYK JPEG takes 1.3 s to 1080 px either way (RGB: 0.17 s).
     int result = cmyk
-        ? vips_thumbnail_buffer((void *) buf, len, &t[0], width, "height", VIPS_MAX_COORD,
+        ? vips_thumbnail_buffer((void *) buf, len, &t[0], width, "height", 4 * width,
                                 "size", VIPS_SIZE_DOWN, "option_string", "fail_on=truncated",
                                 "linear", TRUE, "import_profile", "cmyk",
                                 "export_profile", "srgb", NULL)
-        : vips_thumbnail_buffer((void *) buf, len, &t[0], width, "height", VIPS_MAX_COORD,
+        : vips_thumbnail_buffer((void *) buf, len, &t[0], width, "height", 4 * width,
                                 "size", VIPS_SIZE_DOWN, "option_string", "fail_on=truncated",
                                 "export_profile", "srgb", NULL);
     VipsImage *image = t[0];
@@ -326,6 +329,11 @@ done:
 
 void orbit_vips_thread_shutdown(void) {
     vips_thread_shutdown();
+#ifdef __GLIBC__
+    // glibc keeps what a job freed in its thread's arena; without this the service's resident
+    // size only grows (measured: 250 to 300 MB after a few dozen 12-megapixel images).
+    malloc_trim(0);
+#endif
 }
 
 size_t orbit_vips_tracked_mem(void) {

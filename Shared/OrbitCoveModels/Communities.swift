@@ -59,6 +59,8 @@ package struct Community: Codable, Sendable, Equatable {
     package var name: String
     @ExplicitNull package var description: String?
     @ExplicitNull package var iconUrl: String?
+    /// The icon's upload when it is one (`iconUrl` is then its address).
+    @ExplicitNull package var iconMediaId: UUID?
     package var createdBy: UUID
     package var memberCount: Int
     package var subscriptionStatus: SubscriptionStatus
@@ -69,14 +71,15 @@ package struct Community: Codable, Sendable, Equatable {
     package var updatedAt: Date
 
     package init(
-        id: UUID, name: String, description: String?, iconUrl: String?, createdBy: UUID, memberCount: Int,
-        subscriptionStatus: SubscriptionStatus, settings: CommunitySettings, role: MemberRole,
+        id: UUID, name: String, description: String?, iconUrl: String?, iconMediaId: UUID? = nil, createdBy: UUID,
+        memberCount: Int, subscriptionStatus: SubscriptionStatus, settings: CommunitySettings, role: MemberRole,
         createdAt: Date, updatedAt: Date
     ) {
         self.id = id
         self.name = name
         self.description = description
         self.iconUrl = iconUrl
+        self.iconMediaId = iconMediaId
         self.createdBy = createdBy
         self.memberCount = memberCount
         self.subscriptionStatus = subscriptionStatus

@@ -5,19 +5,22 @@ package struct User: Codable, Sendable, Equatable {
     package var email: String
     package var displayName: String
     @ExplicitNull package var avatarUrl: String?
+    /// The avatar's upload when it is one (`avatarUrl` is then its address).
+    @ExplicitNull package var avatarMediaId: UUID?
     /// Set while a requested account deletion waits out its grace period (cancellable).
     @ExplicitNull package var deletionScheduledAt: Date?
     package var createdAt: Date
     package var updatedAt: Date
 
     package init(
-        id: UUID, email: String, displayName: String, avatarUrl: String?, deletionScheduledAt: Date? = nil,
-        createdAt: Date, updatedAt: Date
+        id: UUID, email: String, displayName: String, avatarUrl: String?, avatarMediaId: UUID? = nil,
+        deletionScheduledAt: Date? = nil, createdAt: Date, updatedAt: Date
     ) {
         self.id = id
         self.email = email
         self.displayName = displayName
         self.avatarUrl = avatarUrl
+        self.avatarMediaId = avatarMediaId
         self.deletionScheduledAt = deletionScheduledAt
         self.createdAt = createdAt
         self.updatedAt = updatedAt

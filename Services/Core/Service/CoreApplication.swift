@@ -34,10 +34,14 @@ package enum CoreApplication {
         let community = kit.communityRoutes(on: router, membersPage: MemberRoutes.firstPageHint)
 
         func log(_ label: String) -> Logger { runtime.logger(label) }
-        UserRoutes(store: UserStore(database: database, writes: kit.writes, logger: log("users"))).register(on: router)
+        UserRoutes(
+            store: UserStore(database: database, writes: kit.writes, logger: log("users")), publicURL: core.publicURL
+        ).register(on: router)
         FamilyMemberRoutes(store: FamilyMemberStore(database: database, logger: log("family"))).register(on: router)
-        CommunityRoutes(store: CommunityStore(database: database, writes: kit.writes, logger: log("communities")))
-            .register(on: router, community: community)
+        CommunityRoutes(
+            store: CommunityStore(database: database, writes: kit.writes, logger: log("communities")),
+            publicURL: core.publicURL
+        ).register(on: router, community: community)
         MemberRoutes(
             store: MemberStore(database: database, writes: kit.writes, logger: log("members")), cache: kit.cache
         )

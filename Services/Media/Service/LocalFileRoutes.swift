@@ -39,8 +39,8 @@ struct LocalFileRoutes {
         else { throw MediaErrors.uploadExpired }
         guard let row = try await store.find(system: id) else { throw MediaErrors.notFound }
         guard row.media.status == .pending else { throw MediaErrors.uploadUsed }
-        // The declared length was signed; a body longer than it is cut off here, shorter fails
-        // the checksum.
+        // The declared length was signed, and the server reads that many bytes: a body of
+        // another length fails the checksum.
         let body = try await request.body.collect(upTo: length)
         var bytes = Data(buffer: body)
         guard bytes.count == length, Data(SHA256.hash(data: bytes)).base64EncodedString() == checksum else {
@@ -50,7 +50,9 @@ struct LocalFileRoutes {
         }
         try await files.put(key: key, body: bytes, contentType: type)
         bytes = Data()
-        let media = try await self.media.complete(row)
+        // Two PUTs of one URL at once both get here with the same bytes; one completes it.
+        let (media, completed) = try await self.media.complete(row)
+        guard completed else { throw MediaErrors.uploadUsed }
         return try Response.data(media, status: .created, requestId: context.requestId)
     }
 

@@ -21,6 +21,9 @@ package enum MediaApplication {
     package static func parts(
         runtime: ServiceRuntime, environment: OrbitCoveInfra.Environment = .init()
     ) throws -> ServiceParts {
+        // libvips and its loaders are checked at start-up: an image built without one fails
+        // here, not every upload later.
+        try Vips.started.get()
         let settings = try MediaSettings(
             environment: environment, production: runtime.settings.environment == "production")
         let kit = try ServiceKit(runtime: runtime, blockingThreads: settings.workers)
@@ -28,7 +31,11 @@ package enum MediaApplication {
         let storage = try objectStore(settings, kit: kit, runtime: runtime)
         let processor = MediaProcessor(
             store: store, objects: storage.store, blocking: kit.blocking, maxPixels: settings.maxPixels)
-        let worker = try kit.queueWorker(queue: .mediaProcessing, consumer: consumerName) { handlers in
+        // As many images at once as there are threads for them: each holds its upload and its
+        // renditions in memory until it is recorded.
+        let worker = try kit.queueWorker(
+            queue: .mediaProcessing, consumer: consumerName, prefetch: settings.workers
+        ) { handlers in
             handlers.on(
                 MediaUploaded.self,
                 prepare: { envelope, logger in try await processor.prepare(envelope, logger: logger) },
@@ -42,7 +49,8 @@ package enum MediaApplication {
             middleware: UserRateLimitMiddleware(
                 limiter: limiter, reads: settings.readLimit, writes: settings.writeLimit))
         router.add(middleware: IdempotencyMiddleware(database: kit.database, logger: runtime.logger("idempotency")))
-        let routes = MediaRoutes(store: store, objects: storage.store, gate: kit.gate, settings: settings)
+        let routes = MediaRoutes(
+            store: store, objects: storage.store, gate: kit.gate, writes: kit.writes, settings: settings)
         routes.register(on: router)
         if let local = storage.store as? LocalObjectStore {
             LocalFileRoutes(files: local, store: store, media: routes).register(on: router)

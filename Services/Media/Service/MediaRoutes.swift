@@ -11,6 +11,7 @@ struct MediaRoutes {
     let store: MediaStore
     let objects: any ObjectStore
     let gate: CommunityGate
+    let writes: CommunityWrites
     let settings: MediaSettings
 
     func register(on router: Router<AppRequestContext>) {
@@ -24,7 +25,7 @@ struct MediaRoutes {
                 throw APIError(
                     .forbidden, code: "FORBIDDEN", message: "Only the uploader says an upload is complete")
             }
-            let media = try await complete(row)
+            let media = try await complete(row).media
             return try Response.data(media, status: .accepted, requestId: context.requestId)
         }
         router.get("/api/v1/media/:mediaId/details") { _, context in
@@ -34,7 +35,7 @@ struct MediaRoutes {
         router.get("/api/v1/media/:mediaId") { request, context in
             try await fetch(request, context: context)
         }
-        router.delete("/api/v1/media/:mediaId") { _, context in
+        router.delete("/api/v1/media/:mediaId") { request, context in
             let user = try context.requireUser()
             let row = try await visible(context, as: user)
             if let community = row.media.communityId {
@@ -44,7 +45,10 @@ struct MediaRoutes {
             } else if row.media.uploadedBy != user {
                 throw APIError(.forbidden, code: "FORBIDDEN", message: "An avatar is deleted by its owner only")
             }
-            guard try await store.delete(row.media.id, as: user) else { throw MediaErrors.notFound }
+            guard
+                try await store.delete(
+                    row, as: user, writes: writes, request: RequestFacts(request, context))
+            else { throw MediaErrors.notFound }
             return Response(status: .noContent)
         }
     }
@@ -142,14 +146,21 @@ struct MediaRoutes {
     }
 
     /// Checks the stored bytes against the declaration and queues processing; for an upload
-    /// already complete, says where it is.
-    func complete(_ row: MediaRow) async throws -> Media {
-        guard row.media.status == .pending else { return row.media }
-        guard let stored = try await objects.head(key: row.storagePath), stored.size == row.media.sizeBytes,
-            stored.sha256 == nil || stored.sha256 == row.checksum
+    /// already complete, says where it is. `completed` is whether this call completed it (of
+    /// two at once, one does).
+    func complete(_ row: MediaRow) async throws -> (media: Media, completed: Bool) {
+        guard row.media.status == .pending else { return (row.media, false) }
+        let stored: StoredObject?
+        do {
+            stored = try await objects.head(key: row.storagePath)
+        } catch {
+            // The store is away (S3 unreachable, a disk error): the client tries again.
+            throw APIError.unavailable("The file store cannot be reached; try again shortly")
+        }
+        guard let stored, stored.size == row.media.sizeBytes, stored.sha256 == nil || stored.sha256 == row.checksum
         else { throw MediaErrors.notUploaded }
-        _ = try await store.markUploaded(row.media.id)
-        return try await store.find(system: row.media.id)?.media ?? row.media
+        let completed = try await store.markUploaded(row.media.id)
+        return (try await store.find(system: row.media.id)?.media ?? row.media, completed)
     }
 
     private func fetch(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -185,11 +196,16 @@ struct MediaRoutes {
                     ?? row.renditions.first(where: { $0.key.hasPrefix("\(variant.rawValue)/") })?.value
             }
         guard let rendition else { throw MediaErrors.noSuchVariant }
-        let tag = "\"\(row.checksum.prefix(12).lowerHex)-\(rendition.key.split(separator: "/").last ?? "")\""
+        // The signed URL's expiry moves in steps of half its life, so every redirect within a
+        // step is the same URL (a client's cache keeps one copy) and lives at least half its
+        // life. The tag names the step: a 304 only ever confirms a URL that is still the
+        // current one, and the cache keeps it no longer than it lives.
+        let now = Int(Date().timeIntervalSince1970)
+        let step = max(60, settings.downloadSeconds / 2)
+        let expires = (now / step + 2) * step
+        let tag = "\"\(row.checksum.prefix(8).lowerHex)-\(rendition.key.split(separator: "/").last ?? "")-\(expires)\""
         var headers: HTTPFields = [
-            .eTag: tag,
-            // Shorter than the signed URL lives, so a cached redirect never points at an expired one.
-            .cacheControl: "private, max-age=\(max(0, settings.downloadSeconds - 120))",
+            .eTag: tag, .cacheControl: "private, max-age=\(max(0, expires - now - 60))",
         ]
         if let match = request.headers[.ifNoneMatch],
             match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag })
@@ -198,7 +214,7 @@ struct MediaRoutes {
         }
         headers[.location] = try objects.downloadURL(
             key: rendition.key, contentType: rendition.contentType,
-            expires: Date().addingTimeInterval(Double(settings.downloadSeconds)))
+            expires: Date(timeIntervalSince1970: Double(expires)))
         return Response(status: .found, headers: headers)
     }
 }

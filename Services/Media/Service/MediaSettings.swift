@@ -41,7 +41,8 @@ package struct MediaSettings: Sendable {
         while publicURL.hasSuffix("/") { publicURL.removeLast() }
         uploadSeconds = try env.int("ORBITCOVE_MEDIA_UPLOAD_SECONDS", default: 900, in: 60...3600)
         downloadSeconds = try env.int("ORBITCOVE_MEDIA_DOWNLOAD_SECONDS", default: 600, in: 60...86_400)
-        maxPixels = try env.int("ORBITCOVE_MEDIA_MAX_PIXELS", default: 50_000_000, in: 1_000_000...200_000_000)
+        // The C shims refuse more than 100 megapixels whatever this says (ORBIT_VIPS_MAX_PIXELS).
+        maxPixels = try env.int("ORBITCOVE_MEDIA_MAX_PIXELS", default: 50_000_000, in: 1_000_000...100_000_000)
         workers = try env.int("ORBITCOVE_MEDIA_WORKERS", default: 2, in: 1...16)
         readsPerMinute = try env.int("ORBITCOVE_MEDIA_READS_PER_MINUTE", default: 600)
         writesPerMinute = try env.int("ORBITCOVE_MEDIA_WRITES_PER_MINUTE", default: 120)

@@ -73,14 +73,96 @@ struct MediaStore: Sendable {
         }
     }
 
-    /// Soft-deletes as `user`; the sweep removes the row and its files.
-    func delete(_ id: UUID, as user: UUID) async throws -> Bool {
-        try await database.transaction(userId: user) { connection in
-            let rows = try await connection.query(
-                "UPDATE media SET deleted_at = now() WHERE id = \(id) AND deleted_at IS NULL RETURNING 1",
-                logger: logger)
-            for try await _ in rows { return true }
-            return false
+    /// Soft-deletes as `user` on the write path; the sweep removes the row and its files. An
+    /// avatar or icon the upload was is cleared in the same transaction (migration 0042), so
+    /// what core caches of it (the community's row, the member lists showing the avatar) is
+    /// retired after the commit.
+    func delete(
+        _ row: MediaRow, as user: UUID, writes: CommunityWrites, request: RequestFacts
+    ) async throws -> Bool {
+        let id = row.media.id
+        let statement: PostgresQuery =
+            "UPDATE media SET deleted_at = now() WHERE id = \(id) AND deleted_at IS NULL RETURNING 1"
+        guard let community = row.media.communityId else {
+            return try await writes.accountChange(of: user, request: request) { account, connection in
+                let touched = try await connection.changedRows(statement, logger: logger)
+                account.touched(touched)
+                account.showsInMemberLists()
+                return touched > 0
+            }
         }
+        return try await writes.change(in: community, by: user, request: request) { change, connection in
+            let touched = try await connection.changedRows(statement, logger: logger)
+            change.touched(touched)
+            change.audit(
+                "media.deleted", target: ("media", id), metadata: ["purpose": .string(row.media.purpose.rawValue)])
+            if row.media.purpose == .communityIcon { change.invalidatesCache() }
+            return touched > 0
+        }
+    }
+
+    // MARK: The worker's records, in the inbox's transaction
+
+    static let processedColumns = "community_id, uploaded_by, purpose, status, failure_reason"
+
+    /// `uploaded` → `ready` with its renditions; `nil` when the row is no longer waiting for
+    /// them (deleted meanwhile, or recorded by an earlier delivery).
+    static func recordReady(
+        _ id: UUID, width: Int, height: Int, renditions: [String: MediaRendition], on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> MediaProcessed? {
+        let variants = String(decoding: try JSONCoding.encoder.encode(renditions), as: UTF8.self)
+        return try await processed(
+            id,
+            """
+            UPDATE media SET status = 'ready', width = \(width > 0 ? width : nil), height = \(height > 0 ? height : nil),
+                   variants = \(variants)::jsonb, thumbnail_path = \(renditions["thumb/jpeg"]?.key), processed_at = now()
+            WHERE id = \(id) AND status = 'uploaded' AND deleted_at IS NULL
+            RETURNING \(unescaped: processedColumns)
+            """, on: connection, logger: logger)
+    }
+
+    /// `uploaded` → `failed` with its reason; `nil` as for ``recordReady(_:width:height:renditions:on:logger:)``.
+    static func recordFailed(
+        _ id: UUID, reason: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> MediaProcessed? {
+        try await processed(
+            id,
+            """
+            UPDATE media SET status = 'failed', failure_reason = \(reason), processed_at = now()
+            WHERE id = \(id) AND status = 'uploaded' AND deleted_at IS NULL
+            RETURNING \(unescaped: processedColumns)
+            """, on: connection, logger: logger)
+    }
+
+    private static func processed(
+        _ id: UUID, _ update: PostgresQuery, on connection: PostgresConnection, logger: Logger
+    ) async throws -> MediaProcessed? {
+        for try await row in try await connection.query(update, logger: logger) {
+            var cells = RowReader(row)
+            let community: UUID? = try cells.next("community_id")
+            let uploader: UUID = try cells.next("uploaded_by")
+            let purpose: String = try cells.next("purpose")
+            let status: String = try cells.next("status")
+            return MediaProcessed(
+                mediaId: id, communityId: community, uploadedBy: uploader,
+                purpose: MediaPurpose(rawValue: purpose) ?? .post, status: MediaStatus(rawValue: status) ?? .failed,
+                failureReason: try cells.next("failure_reason"))
+        }
+        return nil
+    }
+
+    static func isReady(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            "SELECT 1 FROM media WHERE id = \(id) AND status = 'ready' AND deleted_at IS NULL", logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Queues files for the sweep to remove.
+    static func discard(_ keys: [String], on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "INSERT INTO media_garbage (storage_key) SELECT unnest(\(keys)::text[]) ON CONFLICT DO NOTHING",
+            logger: logger)
     }
 }

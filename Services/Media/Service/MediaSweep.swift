@@ -3,7 +3,9 @@ import Logging
 import OrbitCoveInfra
 import PostgresNIO
 
-/// Removes what nobody may see any more: rows deleted by a member, uploads that never came
+/// Fails what processing never finished (an hour after the upload: its message was
+/// dead-lettered, say, after the store kept refusing), so no row waits forever. Removes what
+/// nobody may see any more: rows deleted by a member, uploads that never came
 /// (an hour after their URL expired), failures older than 30 days; then the files of every
 /// removed row (`media_garbage`, filled by the rows' delete trigger, also when a community's
 /// deletion cascades to its media). A file is removed before its garbage row, so a sweep that
@@ -18,6 +20,18 @@ struct MediaSweep: Sendable {
     /// One round; returns the files removed.
     @discardableResult
     func sweep() async throws -> Int {
+        try await database.transaction(scope: .system) { connection in
+            var stale: [UUID] = []
+            let rows = try await connection.query(
+                """
+                UPDATE media SET status = 'failed', failure_reason = 'processing did not finish', processed_at = now()
+                WHERE status = 'uploaded' AND uploaded_at < now() - interval '1 hour'
+                RETURNING id
+                """, logger: logger)
+            for try await id in rows.decode(UUID.self) { stale.append(id) }
+            let keys = stale.flatMap { [MediaKeys.upload($0)] + MediaProcessor.renditionKeys(of: $0) }
+            if !keys.isEmpty { try await MediaStore.discard(keys, on: connection, logger: logger) }
+        }
         try await database.transaction(scope: .system) { connection in
             try await connection.query(
                 """

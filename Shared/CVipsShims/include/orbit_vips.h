@@ -32,8 +32,8 @@ int orbit_vips_init(const char *program);
 int orbit_vips_header(const void *buf, size_t len, int *width, int *height, int *pages,
                       int *orientation, char *loader, size_t loader_len);
 
-/// A downscaled copy at most `width` pixels wide (never enlarged; height follows the aspect
-/// ratio), upright by its EXIF orientation, in sRGB, without metadata, encoded as
+/// A downscaled copy at most `width` pixels wide and 4 × `width` high (never enlarged; the
+/// aspect ratio kept: a tall screenshot stays within what WebP can hold), upright by its EXIF orientation, in sRGB, without metadata, encoded as
 /// ORBIT_VIPS_JPEG, _WEBP or _PNG at `quality` 1–100 (ignored for PNG). Animated images give
 /// their first frame. Free `*out` with orbit_vips_free.
 int orbit_vips_thumbnail(const void *buf, size_t len, int width, int format, int quality,
@@ -45,7 +45,8 @@ int orbit_vips_thumbnail(const void *buf, size_t len, int width, int format, int
 int orbit_vips_original(const void *buf, size_t len, int format, int quality, void **out,
                         size_t *out_len);
 
-/// Frees the per-thread state libvips keeps; call at the end of a job on a worker thread.
+/// Frees the per-thread state libvips keeps, and returns freed heap to the system (glibc keeps
+/// it per thread otherwise); call at the end of a job on a worker thread.
 void orbit_vips_thread_shutdown(void);
 
 /// Bytes of pixel memory libvips holds right now, for a gauge.

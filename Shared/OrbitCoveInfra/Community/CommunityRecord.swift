@@ -10,6 +10,9 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
     package var name: String
     package var description: String?
     package var iconUrl: String?
+    /// The icon's upload when it is one (`iconUrl` is then its address); absent from entries
+    /// cached before migration 0042, which decode it as `nil`.
+    package var iconMediaId: UUID?
     package var createdBy: UUID
     package var memberCount: Int
     package var subscriptionStatus: SubscriptionStatus
@@ -22,9 +25,9 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
 
     package func community(role: MemberRole) -> Community {
         Community(
-            id: id, name: name, description: description, iconUrl: iconUrl, createdBy: createdBy,
-            memberCount: memberCount, subscriptionStatus: subscriptionStatus, settings: settings, role: role,
-            createdAt: createdAt, updatedAt: updatedAt)
+            id: id, name: name, description: description, iconUrl: iconUrl, iconMediaId: iconMediaId,
+            createdBy: createdBy, memberCount: memberCount, subscriptionStatus: subscriptionStatus, settings: settings,
+            role: role, createdAt: createdAt, updatedAt: updatedAt)
     }
 
     package func membership(of userId: UUID, role: MemberRole) -> Membership {
@@ -35,7 +38,7 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
     /// creator is still an admin. A constant, written into queries with `\(unescaped:)`; a
     /// query may read more columns after these.
     package static let columns = """
-        c.id, c.name, c.description, c.icon_url, c.created_by, c.member_count, c.subscription_status::text,
+        c.id, c.name, c.description, c.icon_url, c.icon_media_id, c.created_by, c.member_count, c.subscription_status::text,
         c.settings::text, c.created_at, c.updated_at, c.deleted_at,
         EXISTS (SELECT 1 FROM members cm WHERE cm.community_id = c.id AND cm.user_id = c.created_by
                 AND cm.left_at IS NULL AND cm.role = 'admin') AS creator_is_admin
@@ -47,12 +50,14 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
         let name: String = try cells.next("name")
         let description: String? = try cells.next("description")
         let iconUrl: String? = try cells.next("icon_url")
+        let iconMediaId: UUID? = try cells.next("icon_media_id")
         let createdBy: UUID = try cells.next("created_by")
         let memberCount: Int = try cells.next("member_count")
         let subscriptionStatus: String = try cells.next("subscription_status")
         let settings: String = try cells.next("settings")
         return CommunityRecord(
-            id: id, name: name, description: description, iconUrl: iconUrl, createdBy: createdBy,
+            id: id, name: name, description: description, iconUrl: iconUrl, iconMediaId: iconMediaId,
+            createdBy: createdBy,
             memberCount: memberCount, subscriptionStatus: SubscriptionStatus(rawValue: subscriptionStatus) ?? .free,
             settings: try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(settings.utf8)),
             createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at"),

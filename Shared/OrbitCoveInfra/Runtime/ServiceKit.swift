@@ -70,13 +70,16 @@ package struct ServiceKit: Sendable {
     }
 
     /// A consumer of `queue` whose handlers are registered by `register`, with its retry
-    /// publisher and inbox pruner.
+    /// publisher and inbox pruner. `prefetch` bounds the deliveries handled at once: a handler
+    /// that holds much memory per message (the media worker's images) takes as many as it has
+    /// threads for.
     package func queueWorker(
-        queue: QueueName, consumer: String, register: (inout MessageHandlers) -> Void
+        queue: QueueName, consumer: String, prefetch: Int = 16, register: (inout MessageHandlers) -> Void
     ) throws -> QueueWorker {
         QueueWorker.make(
             queue: queue, consumer: consumer, database: database,
-            settings: try runtime.amqpSettings(role: "consumer"), logger: runtime.logger("consumer"),
+            settings: try runtime.amqpSettings(role: "consumer"), prefetch: prefetch,
+            logger: runtime.logger("consumer"),
             register: register)
     }
 }

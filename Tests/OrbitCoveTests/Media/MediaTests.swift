@@ -295,6 +295,10 @@ import Testing
             let photo = try Self.fixture("photo.png")
             let ours = try await harness.upload(photo, as: ada, in: club, type: MediaType.png)
             let theirs = try await harness.upload(photo, as: ada, in: other, type: MediaType.png)
+            // Receipts are uploaded as receipts (a post's photo is not one: MediaLifeTests).
+            let ourReceipt = try await harness.upload(photo, as: ada, in: club, type: MediaType.png, purpose: .receipt)
+            let theirReceipt = try await harness.upload(
+                photo, as: ada, in: other, type: MediaType.png, purpose: .receipt)
 
             let post = try await api.call(
                 .post, "/api/v1/communities/\(club.id)/posts", as: ada,
@@ -313,12 +317,12 @@ import Testing
                 #"{"description":"Balls","totalAmount":3000,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]},"receiptMediaId":"RECEIPT"}"#
             let paid = try await api.call(
                 .post, "/api/v1/communities/\(club.id)/transactions", as: ada,
-                json: expense.replacingOccurrences(of: "RECEIPT", with: ours.id.lowercasedString))
+                json: expense.replacingOccurrences(of: "RECEIPT", with: ourReceipt.id.lowercasedString))
             #expect(paid.status == .created)
-            #expect(try paid.data(LedgerTransaction.self).receiptMediaId == ours.id)
+            #expect(try paid.data(LedgerTransaction.self).receiptMediaId == ourReceipt.id)
             let misfiled = try await api.call(
                 .post, "/api/v1/communities/\(club.id)/transactions", as: ada,
-                json: expense.replacingOccurrences(of: "RECEIPT", with: theirs.id.lowercasedString))
+                json: expense.replacingOccurrences(of: "RECEIPT", with: theirReceipt.id.lowercasedString))
             #expect(misfiled.status == .badRequest && misfiled.fieldErrors["receiptMediaId"] != nil)
 
             // The second wall: written past the routes, another community's media is refused too.
@@ -335,7 +339,7 @@ import Testing
                 await #expect(throws: (any Error).self) {
                     try await db.transaction(userId: ada.id) { connection in
                         try await connection.query(
-                            "UPDATE transactions SET receipt_media_id = \(theirs.id) WHERE community_id = \(club.id)",
+                            "UPDATE transactions SET receipt_media_id = \(theirReceipt.id) WHERE community_id = \(club.id)",
                             logger: TestEnvironment.logger)
                     }
                 }

@@ -5,6 +5,8 @@ import OrbitCoveModels
 
 struct CommunityRoutes {
     let store: CommunityStore
+    /// Where the gateway serves the API: an uploaded icon's address starts with it.
+    let publicURL: String
 
     func register(on router: Router<AppRequestContext>, community: RouterGroup<CommunityRequestContext>) {
         router.post("/api/v1/communities") { request, context in
@@ -22,7 +24,8 @@ struct CommunityRoutes {
 
         community.patch { request, context in
             let granted = try context.member(.editSettings)
-            let changes = try await Self.changes(from: request, context: context, current: granted.record)
+            let changes = try await Self.changes(
+                from: request, context: context, current: granted.record, publicURL: publicURL)
             let community = try await store.update(granted, with: changes, request: RequestFacts(request, context))
             return try Response.data(community, requestId: context.requestId)
         }
@@ -63,16 +66,16 @@ struct CommunityRoutes {
     }
 
     static func changes(
-        from request: Request, context: CommunityRequestContext, current: CommunityRecord
+        from request: Request, context: CommunityRequestContext, current: CommunityRecord, publicURL: String
     ) async throws
         -> CommunityStore.Changes
     {
         var reader = try await FieldReader.read(
-            request, context: context, allowed: ["name", "description", "iconUrl", "settings"])
+            request, context: context, allowed: ["name", "description", "iconUrl", "iconMediaId", "settings"])
         var changes = CommunityStore.Changes()
         changes.name = reader.text("name", maxLength: 100, required: reader.fields["name"] != nil).value
         changes.description = reader.text("description", maxLength: 2000)
-        changes.iconUrl = reader.url("iconUrl")
+        changes.icon = reader.picture(url: "iconUrl", media: "iconMediaId", publicURL: publicURL)
         if let patch = reader.object("settings") {
             let merged = CommunitySettings.merging(patch, into: current.settings, problems: &reader.problems)
             let encoded = try JSONCoding.decoder.decode(
@@ -82,10 +85,8 @@ struct CommunityRoutes {
         }
         try reader.check()
         if changes.name != nil { changes.fields.insert("name", at: 0) }
-        for (field, change) in [("description", changes.description), ("iconUrl", changes.iconUrl)] {
-            if case .keep = change { continue }
-            changes.fields.append(field)
-        }
+        if case .keep = changes.description {} else { changes.fields.append("description") }
+        if !changes.icon.isKept { changes.fields.append("icon") }
         return changes
     }
 }

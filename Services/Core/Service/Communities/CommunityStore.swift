@@ -36,7 +36,7 @@ package struct CommunityStore: Sendable {
     struct Changes: Sendable {
         var name: String?
         var description: Change<String> = .keep
-        var iconUrl: Change<String> = .keep
+        var icon = PictureChange()
         /// Only the settings the request named, validated: merged into the stored settings by
         /// PostgreSQL, so two admins changing different settings at once both keep their change.
         var settingsPatch: [String: JSONValue]?
@@ -82,13 +82,19 @@ package struct CommunityStore: Sendable {
             String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self)
         }
         return try await writes.change(in: id, by: granted.userId, request: request) { change, connection in
-            // Deleted meanwhile: nothing changed, nothing to record.
+            try await MediaReferences.check(
+                changes.icon, for: .communityIcon, of: id, field: "iconMediaId", on: connection, logger: logger)
+            // Deleted meanwhile: nothing changed, nothing to record. Old values on the right:
+            // clearing the upload clears the address it wrote, not a URL.
             let touched = try await connection.changedRows(
                 """
                 UPDATE communities SET
                     name = coalesce(\(changes.name), name),
                     description = CASE \(changes.description.tag) WHEN 'keep' THEN description ELSE \(changes.description.value) END,
-                    icon_url = CASE \(changes.iconUrl.tag) WHEN 'keep' THEN icon_url ELSE \(changes.iconUrl.value) END,
+                    icon_media_id = CASE \(changes.icon.mediaTag) WHEN 'keep' THEN icon_media_id ELSE \(changes.icon.mediaId) END,
+                    icon_url = CASE \(changes.icon.urlTag) WHEN 'keep' THEN icon_url
+                               WHEN 'unpicture' THEN CASE WHEN icon_media_id IS NULL THEN icon_url END
+                               ELSE \(changes.icon.url) END,
                     settings = settings || coalesce(\(settingsJSON)::jsonb, '{}'::jsonb),
                     updated_at = NOW()
                 WHERE id = \(id) AND deleted_at IS NULL

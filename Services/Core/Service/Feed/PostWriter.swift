@@ -23,7 +23,7 @@ struct PostWriter: Sendable {
             let poll = try input.poll.map { String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self) }
             let media = String(decoding: try JSONCoding.encoder.encode(input.mediaUrls ?? []), as: UTF8.self)
             let mediaIds = try await MediaReferences.check(
-                input.mediaIds ?? [], in: community.id, field: "mediaIds", on: connection, logger: logger)
+                input.mediaIds ?? [], for: .post, in: community.id, field: "mediaIds", on: connection, logger: logger)
             let rows = try await connection.query(
                 """
                 INSERT INTO posts (community_id, author_id, type, content, media_urls, media_ids, is_announcement,
@@ -97,7 +97,7 @@ struct PostWriter: Sendable {
             var mediaIds: [UUID]?
             if let wanted = input.mediaIds {
                 mediaIds = try await MediaReferences.check(
-                    wanted, in: community.id, field: "mediaIds", on: connection, logger: logger)
+                    wanted, for: .post, in: community.id, field: "mediaIds", on: connection, logger: logger)
             }
             let rows = try await connection.query(
                 """

@@ -32,7 +32,8 @@ struct LedgerWriter: Sendable {
                 try await PostWriter.checkEvent(
                     input.linkedEventId.value, in: community.id, on: connection, logger: logger)
                 let receipt = try await MediaReferences.check(
-                    input.receiptMediaId.value.map { [$0] } ?? [], in: community.id, field: "receiptMediaId",
+                    input.receiptMediaId.value.map { [$0] } ?? [], for: .receipt, in: community.id,
+                    field: "receiptMediaId",
                     on: connection, logger: logger
                 ).first
                 let splits = try Self.allocate(total, split)
@@ -153,7 +154,8 @@ struct LedgerWriter: Sendable {
                     input.linkedEventId.value, in: community.id, on: connection, logger: logger)
                 if let receipt = input.receiptMediaId.value {
                     _ = try await MediaReferences.check(
-                        [receipt], in: community.id, field: "receiptMediaId", on: connection, logger: logger)
+                        [receipt], for: .receipt, in: community.id, field: "receiptMediaId", on: connection,
+                        logger: logger)
                 }
                 let method = input.split?.method ?? current.splitMethod
                 let updated = try await connection.changedRows(

@@ -5,6 +5,8 @@ import OrbitCoveModels
 
 struct UserRoutes {
     let store: UserStore
+    /// Where the gateway serves the API: an uploaded avatar's address starts with it.
+    let publicURL: String
 
     func register(on router: Router<AppRequestContext>) {
         router.get("/api/v1/me") { _, context in
@@ -15,12 +17,13 @@ struct UserRoutes {
 
         router.patch("/api/v1/me") { request, context in
             let userId = try context.requireUser()
-            var reader = try await FieldReader.read(request, context: context, allowed: ["displayName", "avatarUrl"])
+            var reader = try await FieldReader.read(
+                request, context: context, allowed: ["displayName", "avatarUrl", "avatarMediaId"])
             let displayName = reader.text("displayName", maxLength: 100, required: reader.fields["displayName"] != nil)
-            let avatarUrl = reader.url("avatarUrl")
+            let avatar = reader.picture(url: "avatarUrl", media: "avatarMediaId", publicURL: publicURL)
             try reader.check()
             let user = try await store.update(
-                userId, displayName: displayName.value, avatarUrl: avatarUrl, request: RequestFacts(request, context))
+                userId, displayName: displayName.value, avatar: avatar, request: RequestFacts(request, context))
             return try Response.data(user, requestId: context.requestId)
         }
 

@@ -17,15 +17,21 @@ package struct UserStore: Sendable {
 
     /// The changed user; the member lists that show them are refreshed after the commit.
     func update(
-        _ id: UUID, displayName: String?, avatarUrl: Change<String>, request: RequestFacts
+        _ id: UUID, displayName: String?, avatar: PictureChange, request: RequestFacts
     ) async throws -> User {
         try await writes.accountChange(of: id, request: request) { account, connection in
+            try await MediaReferences.check(
+                avatar, for: .avatar, of: id, field: "avatarMediaId", on: connection, logger: logger)
+            // Old values on the right: clearing the upload clears the address it wrote, not a URL.
             account.touched(
                 try await connection.changedRows(
                     """
                     UPDATE users SET
                         display_name = coalesce(\(displayName), display_name),
-                        avatar_url = CASE \(avatarUrl.tag) WHEN 'keep' THEN avatar_url ELSE \(avatarUrl.value) END,
+                        avatar_media_id = CASE \(avatar.mediaTag) WHEN 'keep' THEN avatar_media_id ELSE \(avatar.mediaId) END,
+                        avatar_url = CASE \(avatar.urlTag) WHEN 'keep' THEN avatar_url
+                                     WHEN 'unpicture' THEN CASE WHEN avatar_media_id IS NULL THEN avatar_url END
+                                     ELSE \(avatar.url) END,
                         updated_at = NOW()
                     WHERE id = \(id) AND deleted_at IS NULL
                     RETURNING 1
@@ -71,7 +77,7 @@ package struct UserStore: Sendable {
     static func user(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> User? {
         let rows = try await connection.query(
             """
-            SELECT id, email, display_name, avatar_url,
+            SELECT id, email, display_name, avatar_url, avatar_media_id,
                    deletion_requested_at + \(Retention.accountGrace)::interval AS deletion_scheduled_at,
                    created_at, updated_at
             FROM users WHERE id = \(id) AND deleted_at IS NULL
@@ -80,7 +86,8 @@ package struct UserStore: Sendable {
             var cells = RowReader(row)
             return User(
                 id: try cells.next("id"), email: try cells.next("email"), displayName: try cells.next("display_name"),
-                avatarUrl: try cells.next("avatar_url"), deletionScheduledAt: try cells.next("deletion_scheduled_at"),
+                avatarUrl: try cells.next("avatar_url"), avatarMediaId: try cells.next("avatar_media_id"),
+                deletionScheduledAt: try cells.next("deletion_scheduled_at"),
                 createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at"))
         }
         return nil

@@ -35,37 +35,14 @@ struct MediaProcessor: Sendable {
         guard let bytes = try await objects.get(key: row.storagePath, maxBytes: row.media.sizeBytes) else {
             return .failed("the upload is missing from storage")
         }
-        guard bytes.count == row.media.sizeBytes, Data(SHA256.hash(data: bytes)) == row.checksum else {
-            return .failed("the stored bytes do not have the declared size and SHA-256")
-        }
-        guard let sniffed = MediaSniffer.type(of: bytes) else {
-            return .failed("the file is not a JPEG, PNG, HEIC, WebP, GIF or PDF")
-        }
-        guard MediaSniffer.matches(declared: row.media.mimeType, sniffed: sniffed),
-            row.media.purpose.acceptedTypes.contains(sniffed)
-        else {
-            return .failed("it was declared as \(row.media.mimeType) but the file is \(sniffed)")
-        }
         let started = ContinuousClock.now
         let made: Made
         do {
-            made =
-                sniffed == MediaType.pdf
-                ? Made(
-                    width: 0, height: 0,
-                    files: [
-                        (
-                            "original/pdf",
-                            MediaRendition(
-                                key: MediaKeys.variant(row.media.id, "original.pdf"), contentType: MediaType.pdf,
-                                width: 0,
-                                height: 0, bytes: bytes.count), bytes
-                        )
-                    ])
-                : try await blocking.run { [maxPixels] in
-                    defer { Vips.threadDone() }
-                    return try Self.renditions(of: bytes, id: row.media.id, type: sniffed, maxPixels: maxPixels)
-                }
+            // Hashing, sniffing and decoding all run on the pool, never on the consumer's thread.
+            made = try await blocking.run { [maxPixels] in
+                defer { Vips.threadDone() }
+                return try Self.made(from: bytes, for: row, maxPixels: maxPixels)
+            }
         } catch let refusal as Refusal {
             return .failed(refusal.reason)
         } catch let failure as Vips.Failure {
@@ -75,7 +52,7 @@ struct MediaProcessor: Sendable {
             try await objects.put(key: rendition.key, body: data, contentType: rendition.contentType)
         }
         let elapsed = (ContinuousClock.now - started).components
-        Timer(label: "orbitcove_media_processing_seconds", dimensions: [("type", sniffed)])
+        Timer(label: "orbitcove_media_processing_seconds", dimensions: [("type", made.type)])
             .recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
         return .ready(
             width: made.width, height: made.height,
@@ -87,55 +64,45 @@ struct MediaProcessor: Sendable {
         logger: Logger
     ) async throws {
         let id = envelope.data.mediaId
-        let update: PostgresQuery
-        var orphans: [String] = []
+        let announced: MediaProcessed?
         switch outcome {
         case .skip:
+            // A redelivery, or a row deleted meanwhile: an earlier attempt may have stored
+            // renditions whose record never committed, and only a ready row's are served.
+            if try await !MediaStore.isReady(id, on: connection, logger: logger) {
+                try await MediaStore.discard(Self.renditionKeys(of: id), on: connection, logger: logger)
+            }
             return
         case .ready(let width, let height, let renditions):
-            let variants = String(decoding: try JSONCoding.encoder.encode(renditions), as: UTF8.self)
-            update = """
-                UPDATE media SET status = 'ready', width = \(width > 0 ? width : nil), height = \(height > 0 ? height : nil),
-                       variants = \(variants)::jsonb, thumbnail_path = \(renditions["thumb/jpeg"]?.key), processed_at = now()
-                WHERE id = \(id) AND status = 'uploaded' AND deleted_at IS NULL
-                RETURNING community_id, uploaded_by, purpose, status, failure_reason, storage_path
-                """
-            orphans = renditions.values.map(\.key)
+            announced = try await MediaStore.recordReady(
+                id, width: width, height: height, renditions: renditions, on: connection, logger: logger)
         case .failed(let reason):
             logger.notice(
                 "media failed", metadata: ["mediaId": .string(id.lowercasedString), "reason": .string(reason)])
-            update = """
-                UPDATE media SET status = 'failed', failure_reason = \(reason), processed_at = now()
-                WHERE id = \(id) AND status = 'uploaded' AND deleted_at IS NULL
-                RETURNING community_id, uploaded_by, purpose, status, failure_reason, storage_path
-                """
+            announced = try await MediaStore.recordFailed(id, reason: reason, on: connection, logger: logger)
         }
-        var announced: MediaProcessed?
-        var upload: String?
-        for try await row in try await connection.query(update, logger: logger) {
-            var cells = RowReader(row)
-            let community: UUID? = try cells.next("community_id")
-            let uploader: UUID = try cells.next("uploaded_by")
-            let purpose: String = try cells.next("purpose")
-            let status: String = try cells.next("status")
-            let reason: String? = try cells.next("failure_reason")
-            upload = try cells.next("storage_path")
-            announced = MediaProcessed(
-                mediaId: id, communityId: community, uploadedBy: uploader,
-                purpose: MediaPurpose(rawValue: purpose) ?? .post,
-                status: MediaStatus(rawValue: status) ?? .failed, failureReason: reason)
-        }
-        // Processed (or deleted meanwhile): the upload is not served, so it goes; renditions
-        // written for a row that was deleted meanwhile go too.
-        var garbage = upload.map { [$0] } ?? [MediaKeys.upload(id)]
-        if announced == nil { garbage += orphans }
-        try await connection.query(
-            "INSERT INTO media_garbage (storage_key) SELECT unnest(\(garbage)::text[]) ON CONFLICT DO NOTHING",
-            logger: logger)
+        // The upload is never served, so it goes once processed; renditions go too unless the
+        // row is ready with them (a failure, or a row deleted meanwhile). A row another delivery
+        // made ready keeps them: they are the same keys.
+        var garbage = [MediaKeys.upload(id)]
+        let served =
+            if let announced { announced.status == .ready } else {
+                try await MediaStore.isReady(id, on: connection, logger: logger)
+            }
+        if !served { garbage += Self.renditionKeys(of: id) }
+        try await MediaStore.discard(garbage, on: connection, logger: logger)
         guard let announced else { return }
         try await Outbox.enqueue(
             MessageEnvelope(communityId: announced.communityId, actorId: announced.uploadedBy, data: announced),
             to: .notifications, on: connection, logger: logger)
+    }
+
+    /// Every key a rendition of `id` can have: what an attempt may have stored.
+    static func renditionKeys(of id: UUID) -> [String] {
+        [
+            "thumb.jpg", "thumb.webp", "large.jpg", "large.webp", "original.jpg", "original.png", "original.webp",
+            "original.pdf",
+        ].map { MediaKeys.variant(id, $0) }
     }
 
     /// A file refused for what it is (too many pixels), not for a decoding error.
@@ -144,9 +111,34 @@ struct MediaProcessor: Sendable {
     }
 
     struct Made: Sendable {
+        /// The type the bytes are.
+        var type: String
         var width: Int
         var height: Int
         var files: [(String, MediaRendition, Data)]
+    }
+
+    /// Checks the bytes are what was declared and makes what is served of them: a PDF is
+    /// served as it came, an image as its renditions. Runs on a blocking thread.
+    static func made(from bytes: Data, for row: MediaRow, maxPixels: Int) throws -> Made {
+        guard bytes.count == row.media.sizeBytes, Data(SHA256.hash(data: bytes)) == row.checksum else {
+            throw Refusal(reason: "the stored bytes do not have the declared size and SHA-256")
+        }
+        guard let sniffed = MediaSniffer.type(of: bytes) else {
+            throw Refusal(reason: "the file is not a JPEG, PNG, HEIC, WebP, GIF or PDF")
+        }
+        guard MediaSniffer.matches(declared: row.media.mimeType, sniffed: sniffed),
+            row.media.purpose.acceptedTypes.contains(sniffed)
+        else {
+            throw Refusal(reason: "it was declared as \(row.media.mimeType) but the file is \(sniffed)")
+        }
+        guard sniffed != MediaType.pdf else {
+            let original = MediaRendition(
+                key: MediaKeys.variant(row.media.id, "original.pdf"), contentType: MediaType.pdf, width: 0, height: 0,
+                bytes: bytes.count)
+            return Made(type: sniffed, width: 0, height: 0, files: [("original/pdf", original, bytes)])
+        }
+        return try renditions(of: bytes, id: row.media.id, type: sniffed, maxPixels: maxPixels)
     }
 
     /// Reads the header, refuses an image too large before decoding any pixel, then makes each
@@ -187,6 +179,6 @@ struct MediaProcessor: Sendable {
             }
         try add(.original, format, try Vips.original(bytes, format: format, quality: 90))
         let shown = header.shownSize
-        return Made(width: shown.width, height: shown.height, files: files)
+        return Made(type: type, width: shown.width, height: shown.height, files: files)
     }
 }

@@ -77,7 +77,8 @@ package enum Vips {
             loader: String(decoding: loader.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
-    /// The image `size` pixels wide (never enlarged), turned upright, in sRGB, with no metadata.
+    /// The image at most `size` pixels wide and four times that high (never enlarged), turned
+    /// upright, in sRGB, with no metadata.
     static func thumbnail(_ bytes: Data, size: Int, format: Format, quality: Int) throws -> Data {
         try started.get()
         return try output { out, length in

@@ -73,11 +73,9 @@ package struct LocalObjectStore: ObjectStore {
             } catch CocoaError.fileNoSuchFile {
                 return
             }
-            // An emptied variants folder goes too.
-            let folder = file.deletingLastPathComponent()
-            if folder != root, (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
-                try? FileManager.default.removeItem(at: folder)
-            }
+            // An emptied `variants/<id>` folder goes too: rmdir(2) refuses a folder that is not
+            // empty, so a rendition written meanwhile stays. `uploads/` itself is never removed.
+            if key.hasPrefix("variants/") { rmdir(file.deletingLastPathComponent().path) }
         }
     }
 
