@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import OrbitCoveInfra
 import OrbitCoveModels
+import Synchronization
 
 /// The local store's signed URLs, served through the gateway as S3 would serve its presigned
 /// ones: `PUT /api/v1/media/files/uploads/{id}` takes an upload once, with exactly the signed
@@ -13,6 +14,22 @@ struct LocalFileRoutes {
     let files: LocalObjectStore
     let store: MediaStore
     let media: MediaRoutes
+    /// Uploads whose body is being read: one `PUT` of a URL at a time, so a leaked URL cannot
+    /// make this process hold many 25 MB bodies at once.
+    private let receiving = Receiving()
+
+    init(files: LocalObjectStore, store: MediaStore, media: MediaRoutes) {
+        self.files = files
+        self.store = store
+        self.media = media
+    }
+
+    private final class Receiving: Sendable {
+        private let ids = Mutex(Set<UUID>())
+
+        func begin(_ id: UUID) -> Bool { ids.withLock { $0.insert(id).inserted } }
+        func end(_ id: UUID) { _ = ids.withLock { $0.remove(id) } }
+    }
 
     func register(on router: Router<AppRequestContext>) {
         router.put("/api/v1/media/files/uploads/:mediaId") { request, context in
@@ -39,6 +56,8 @@ struct LocalFileRoutes {
         else { throw MediaErrors.uploadExpired }
         guard let row = try await store.find(system: id) else { throw MediaErrors.notFound }
         guard row.media.status == .pending else { throw MediaErrors.uploadUsed }
+        guard receiving.begin(id) else { throw MediaErrors.uploadInProgress }
+        defer { receiving.end(id) }
         // The declared length was signed, and the server reads that many bytes: a body of
         // another length fails the checksum.
         let body = try await request.body.collect(upTo: length)
@@ -50,9 +69,14 @@ struct LocalFileRoutes {
         }
         try await files.put(key: key, body: bytes, contentType: type)
         bytes = Data()
-        // Two PUTs of one URL at once both get here with the same bytes; one completes it.
+        // Two PUTs of one URL at once (on two instances) both get here with the same bytes; one
+        // completes it. The other's file may land after the upload was processed and its key
+        // swept, so it is queued again.
         let (media, completed) = try await self.media.complete(row)
-        guard completed else { throw MediaErrors.uploadUsed }
+        guard completed else {
+            try await store.discardUpload(id)
+            throw MediaErrors.uploadUsed
+        }
         return try Response.data(media, status: .created, requestId: context.requestId)
     }
 

@@ -5,6 +5,8 @@ enum MediaErrors {
     static let notFound = APIError.notFound("MEDIA_NOT_FOUND", "No such media")
     static let uploadUsed = APIError(
         .conflict, code: "UPLOAD_ALREADY_USED", message: "This upload was already made; ask for a new upload URL")
+    static let uploadInProgress = APIError(
+        .conflict, code: "UPLOAD_IN_PROGRESS", message: "Another upload to this URL is under way")
     static let uploadExpired = APIError(
         .forbidden, code: "UPLOAD_URL_INVALID", message: "The upload URL is expired or its signature does not match")
     static let downloadInvalid = APIError(

@@ -101,6 +101,13 @@ struct MediaStore: Sendable {
         }
     }
 
+    /// Queues an upload's key for the sweep again (a file written after it was swept).
+    func discardUpload(_ id: UUID) async throws {
+        try await database.transaction(scope: .system) { connection in
+            try await Self.discard([MediaKeys.upload(id)], upload: id, on: connection, logger: logger)
+        }
+    }
+
     // MARK: The worker's records, in the inbox's transaction
 
     static let processedColumns = "community_id, uploaded_by, purpose, status, failure_reason"
@@ -159,10 +166,16 @@ struct MediaStore: Sendable {
         return false
     }
 
-    /// Queues files for the sweep to remove.
-    static func discard(_ keys: [String], on connection: PostgresConnection, logger: Logger) async throws {
+    /// Queues files for the sweep to remove. `upload`: `keys` hold that media's upload key, whose
+    /// URL may still be used until it expires, so the sweep removes it again until then
+    /// (`media_discard`, migration 0043).
+    static func discard(
+        _ keys: [String], upload: UUID? = nil, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         try await connection.query(
-            "INSERT INTO media_garbage (storage_key) SELECT unnest(\(keys)::text[]) ON CONFLICT DO NOTHING",
-            logger: logger)
+            """
+            SELECT media_discard(\(keys)::text[], \(upload.map(MediaKeys.upload)),
+                                 (SELECT upload_expires_at FROM media WHERE id = \(upload)))
+            """, logger: logger)
     }
 }

@@ -3,7 +3,7 @@ import Logging
 import OrbitCoveInfra
 import PostgresNIO
 
-/// Fails what processing never finished (an hour after the upload: its message was
+/// Fails what processing never finished (a day after the upload: its message was
 /// dead-lettered, say, after the store kept refusing), so no row waits forever. Removes what
 /// nobody may see any more: rows deleted by a member, uploads that never came
 /// (an hour after their URL expired), failures older than 30 days; then the files of every
@@ -17,6 +17,10 @@ struct MediaSweep: Sendable {
     /// Files removed per round, so one round stays short.
     var batch = 200
 
+    /// How long an uploaded file may wait for its processing before it is failed: long past any
+    /// retry's backoff, so only a job lost for good (dead-lettered) or an outage of a day ends so.
+    static let processingDeadline = "24 hours"
+
     /// One round; returns the files removed.
     @discardableResult
     func sweep() async throws -> Int {
@@ -25,12 +29,15 @@ struct MediaSweep: Sendable {
             let rows = try await connection.query(
                 """
                 UPDATE media SET status = 'failed', failure_reason = 'processing did not finish', processed_at = now()
-                WHERE status = 'uploaded' AND uploaded_at < now() - interval '1 hour'
+                WHERE status = 'uploaded' AND uploaded_at < now() - \(Self.processingDeadline)::interval
                 RETURNING id
                 """, logger: logger)
             for try await id in rows.decode(UUID.self) { stale.append(id) }
-            let keys = stale.flatMap { [MediaKeys.upload($0)] + MediaProcessor.renditionKeys(of: $0) }
-            if !keys.isEmpty { try await MediaStore.discard(keys, on: connection, logger: logger) }
+            for id in stale {
+                try await MediaStore.discard(
+                    [MediaKeys.upload(id)] + MediaProcessor.renditionKeys(of: id), upload: id, on: connection,
+                    logger: logger)
+            }
         }
         try await database.transaction(scope: .system) { connection in
             try await connection.query(
@@ -41,18 +48,24 @@ struct MediaSweep: Sendable {
                    OR (status = 'failed' AND processed_at < now() - interval '30 days')
                 """, logger: logger)
         }
-        let keys = try await database.transaction(scope: .system) { connection in
-            var keys: [String] = []
+        // Each garbage row as read (its `xmin`: queuing a key again makes a new version).
+        let queued = try await database.transaction(scope: .system) { connection in
+            var queued: [(key: String, version: String)] = []
             let rows = try await connection.query(
-                "SELECT storage_key FROM media_garbage ORDER BY queued_at LIMIT \(batch)", logger: logger)
-            for try await key in rows.decode(String.self) { keys.append(key) }
-            return keys
+                """
+                SELECT storage_key, xmin::text FROM media_garbage WHERE queued_at <= now()
+                ORDER BY queued_at LIMIT \(batch)
+                """, logger: logger)
+            for try await (key, version) in rows.decode((String, String).self) { queued.append((key, version)) }
+            return queued
         }
         var removed: [String] = []
-        for key in keys {
+        var versions: [String] = []
+        for (key, version) in queued {
             do {
                 try await objects.delete(key: key)
                 removed.append(key)
+                versions.append(version)
             } catch {
                 logger.warning(
                     "could not remove a stored file; the next sweep tries again",
@@ -60,9 +73,22 @@ struct MediaSweep: Sendable {
             }
         }
         guard !removed.isEmpty else { return 0 }
+        // A row queued again meanwhile stays for the next round. An upload whose URL may still
+        // be used is looked at again in five minutes (or when its URL expires), at the back.
         try await database.transaction(scope: .system) { connection in
             try await connection.query(
-                "DELETE FROM media_garbage WHERE storage_key = ANY(\(removed))", logger: logger)
+                """
+                WITH swept AS (
+                    SELECT g.storage_key, g.recheck_until FROM media_garbage g
+                    JOIN unnest(\(removed)::text[], \(versions)::text[]) AS r(key, version)
+                      ON g.storage_key = r.key AND g.xmin::text = r.version
+                ), forgotten AS (
+                    DELETE FROM media_garbage g USING swept
+                    WHERE g.storage_key = swept.storage_key AND coalesce(swept.recheck_until < now(), TRUE)
+                )
+                UPDATE media_garbage g SET queued_at = least(swept.recheck_until, now() + interval '5 minutes')
+                FROM swept WHERE g.storage_key = swept.storage_key AND swept.recheck_until >= now()
+                """, logger: logger)
         }
         return removed.count
     }

@@ -30,14 +30,15 @@ struct MediaHarness: Sendable {
     ]
 
     static func run(
-        media extra: [String: String] = [:], _ body: @Sendable (MediaHarness) async throws -> Void
+        media extra: [String: String] = [:], core: [String: String] = [:],
+        _ body: @Sendable (MediaHarness) async throws -> Void
     ) async throws {
         // Every instance's worker takes any test's messages, so instances on different stores
         // never run at once (one with the other's upload would fail it as missing).
         let backend = extra["ORBITCOVE_MEDIA_STORAGE"] ?? "local"
         await StoreExclusion.shared.enter(backend)
         do {
-            try await runAlone(media: extra, body)
+            try await runAlone(media: extra, core: core, body)
         } catch {
             await StoreExclusion.shared.leave()
             throw error
@@ -46,9 +47,9 @@ struct MediaHarness: Sendable {
     }
 
     private static func runAlone(
-        media extra: [String: String], _ body: @Sendable (MediaHarness) async throws -> Void
+        media extra: [String: String], core: [String: String], _ body: @Sendable (MediaHarness) async throws -> Void
     ) async throws {
-        try await CoreHarness.run { api in
+        try await CoreHarness.run(core: core) { api in
             let runtime = try TestEnvironment.runtime(
                 name: "orbitcove-media", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
             let environment = Environment(

@@ -11,6 +11,25 @@ import Testing
 /// in SQL, two PUTs of one URL at once, an upload whose processing never finished, and the
 /// redirects a client caches.
 @Suite struct MediaLifeTests {
+    /// Runs `body`, which the database must refuse with `state` (and `constraint`, if given).
+    static func refused(
+        _ state: String, _ constraint: String? = nil, _ body: () async throws -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        do {
+            try await body()
+            Issue.record("not refused", sourceLocation: sourceLocation)
+        } catch let error as PSQLError {
+            #expect(
+                error.serverInfo?[.sqlState] == state, "\(String(reflecting: error))", sourceLocation: sourceLocation)
+            if let constraint {
+                #expect(error.serverInfo?[.constraintName] == constraint, sourceLocation: sourceLocation)
+            }
+        } catch {
+            Issue.record("refused with \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
     @Test func aPostNamesOnlyPhotosAndKeepsOneDeletedSince() async throws {
         try await MediaHarness.run { harness in
             let api = harness.api
@@ -31,14 +50,26 @@ import Testing
                 .post, "/api/v1/communities/\(club.id)/transactions", as: ada, json: expense)
             #expect(misfiled.status == .badRequest && misfiled.fieldErrors["receiptMediaId"] != nil)
             // The database says the same to a member writing SQL.
+            let entry = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/transactions", as: ada,
+                json: expense.replacingOccurrences(of: "\(photo.id)", with: "\(receipt.id)"))
+            #expect(entry.status == .created)
+            let entryId = try entry.data(LedgerTransaction.self).id
             try await withTestDatabase { db in
-                await #expect(throws: (any Error).self) {
-                    try await db.transaction(userId: ada.id) { connection in
+                await Self.refused("23503", "posts_media_ids") {
+                    _ = try await db.transaction(userId: ada.id) { connection in
                         try await connection.query(
                             """
                             INSERT INTO posts (community_id, author_id, type, media_ids)
                             VALUES (\(club.id), \(ada.id), 'photo', ARRAY[\(receipt.id)]::uuid[])
                             """, logger: TestEnvironment.logger)
+                    }
+                }
+                await Self.refused("23503", "transactions_receipt_media") {
+                    _ = try await db.transaction(userId: ada.id) { connection in
+                        try await connection.query(
+                            "UPDATE transactions SET receipt_media_id = \(photo.id) WHERE id = \(entryId)",
+                            logger: TestEnvironment.logger)
                     }
                 }
             }
@@ -67,7 +98,9 @@ import Testing
                 try MediaTests.fixture("photo.png"), as: coach, in: club, type: MediaType.png)
             let victimKey = MediaKeys.variant(victim.id, "thumb.jpg")
             try await withTestDatabase { db in
-                func insert(_ columns: String, _ values: String) async throws {
+                func insert(
+                    _ columns: String, _ values: String, expires: String = "now() + interval '1 hour'"
+                ) async throws {
                     let id = UUID()
                     try await db.transaction(userId: ada.id) { connection in
                         try await connection.query(
@@ -76,7 +109,7 @@ import Testing
                                     INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes,
                                                        purpose, checksum, upload_expires_at, storage_path\(columns))
                                     VALUES ('\(id)', '\(club.id)', '\(ada.id)', 'image', 'a.png', 'image/png', 10, 'post',
-                                            decode(repeat('ab', 32), 'hex'), now() + interval '1 hour',
+                                            decode(repeat('ab', 32), 'hex'), \(expires),
                                             \(values.replacingOccurrences(of: "uploads/ID", with: "uploads/\(id.lowercasedString)")))
                                     """), logger: TestEnvironment.logger)
                     }
@@ -92,6 +125,10 @@ import Testing
                     await #expect(throws: (any Error).self, "\(columns)") {
                         try await insert(columns, values)
                     }
+                }
+                // A pending row that outlives every upload URL (the sweep would keep it forever).
+                await #expect(throws: (any Error).self) {
+                    try await insert("", "'uploads/ID'", expires: "now() + interval '1 year'")
                 }
             }
             // The victim is served as before.
@@ -134,21 +171,25 @@ import Testing
         }
     }
 
-    /// An upload whose job never finished (dead-lettered, say) fails after an hour, so no row
-    /// waits forever, and its files go.
-    @Test func anUploadNeverProcessedFailsAfterAnHour() async throws {
+    /// An upload whose job never finished (dead-lettered, say) fails after a day, so no row
+    /// waits forever, and its file goes.
+    @Test func anUploadNeverProcessedFailsAfterADay() async throws {
         try await MediaHarness.run(media: ["ORBITCOVE_MEDIA_SWEEP_SECONDS": "1"]) { harness in
             let coach = try await harness.api.signIn("Coach")
             let club = try await harness.api.community(by: coach)
             let photo = try MediaTests.fixture("photo.png")
             let upload = try await harness.ask(photo, as: coach, in: club, type: MediaType.png).data(MediaUpload.self)
             let id = upload.media.id
-            // As if the bytes arrived two hours ago and the job was lost (written as the system,
+            // As if the bytes arrived 25 hours ago and the job was lost (written as the system,
             // as the media service writes it, with no job queued).
+            let file = URL(fileURLWithPath: MediaHarness.directory).appendingPathComponent(MediaKeys.upload(id))
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try photo.write(to: file)
             try await withTestDatabase { db in
                 try await db.transaction(scope: .system) { connection in
                     try await connection.query(
-                        "UPDATE media SET status = 'uploaded', uploaded_at = now() - interval '2 hours' WHERE id = \(id)",
+                        "UPDATE media SET status = 'uploaded', uploaded_at = now() - interval '25 hours' WHERE id = \(id)",
                         logger: TestEnvironment.logger)
                 }
             }
@@ -156,9 +197,45 @@ import Testing
             #expect(media.status == .failed && media.failureReason == "processing did not finish")
             let reply = try await harness.call(.get, "/api/v1/media/\(id)", as: coach)
             #expect(reply.status == .unprocessableContent && reply.errorCode == "MEDIA_FAILED")
+            #expect(try await eventually { !FileManager.default.fileExists(atPath: file.path) })
             // A recent upload is left to its worker.
             let recent = try await harness.upload(photo, as: coach, in: club, type: MediaType.png)
             #expect(recent.status == .ready)
+        }
+    }
+
+    /// An account deleted after its grace period takes its avatar upload with it.
+    @Test func aDeletedAccountsAvatarUploadGoes() async throws {
+        try await MediaHarness.run(core: ["ORBITCOVE_CORE_RETENTION_INTERVAL_SECONDS": "1"]) { harness in
+            let ada = try await harness.api.signIn("Ada")
+            let avatar = try await harness.upload(
+                try MediaTests.fixture("photo.png"), as: ada, in: nil, type: MediaType.png, purpose: .avatar)
+            let set = try await harness.api.call(
+                .patch, "/api/v1/me", as: ada, json: #"{"avatarMediaId":"\#(avatar.id)"}"#)
+            #expect(set.status == .ok)
+            #expect(try await harness.api.call(.delete, "/api/v1/me", as: ada).status == .accepted)
+            try await withTestDatabase { db in
+                try await db.transaction(scope: .system) { connection in
+                    try await connection.query(
+                        "UPDATE users SET deletion_requested_at = now() - interval '8 days' WHERE id = \(ada.id)",
+                        logger: TestEnvironment.logger)
+                }
+                let gone = try await eventually {
+                    try await db.transaction(scope: .system) { connection in
+                        let rows = try await connection.query(
+                            """
+                            SELECT count(*)::int FROM users u
+                            WHERE u.id = \(ada.id) AND u.deleted_at IS NOT NULL
+                              AND u.avatar_media_id IS NULL AND u.avatar_url IS NULL
+                              -- Deleted, or removed already by a sweep (another test's runs every second).
+                              AND NOT EXISTS (SELECT 1 FROM media m WHERE m.id = \(avatar.id) AND m.deleted_at IS NULL)
+                            """, logger: TestEnvironment.logger)
+                        for try await count in rows.decode(Int.self) { return count == 1 }
+                        return false
+                    }
+                }
+                #expect(gone)
+            }
         }
     }
 
@@ -237,8 +314,8 @@ import Testing
             }
             // The database refuses it to SQL as well.
             try await withTestDatabase { db in
-                await #expect(throws: (any Error).self) {
-                    try await db.transaction(userId: ada.id) { connection in
+                await Self.refused("23503", "users_avatar_media") {
+                    _ = try await db.transaction(userId: ada.id) { connection in
                         try await connection.query(
                             "UPDATE users SET avatar_media_id = \(coachs.id) WHERE id = \(ada.id)",
                             logger: TestEnvironment.logger)
@@ -275,6 +352,13 @@ import Testing
                 .data(Community.self)
             #expect(changed.iconMediaId == icon.id)
             #expect(changed.iconUrl?.hasSuffix("/api/v1/media/\(icon.id.lowercasedString)?variant=thumb") == true)
+            // An icon is the community's public face (invite previews show it): anyone signed in
+            // may follow its address; a member's photo stays the members'.
+            let stranger = try await api.signIn("Eve")
+            #expect(
+                try await harness.call(.get, "/api/v1/media/\(icon.id)?variant=thumb", as: stranger).status == .found)
+            #expect(try await harness.call(.get, "/api/v1/media/\(photo.id)", as: stranger).status == .notFound)
+            #expect(try await harness.call(.delete, "/api/v1/media/\(icon.id)", as: stranger).status != .noContent)
             // Read by a member (and so cached), then the icon is deleted: gone from the row at once.
             #expect(try await api.call(.get, community, as: ada).data(Community.self).iconMediaId == icon.id)
             #expect(try await harness.call(.delete, "/api/v1/media/\(icon.id)", as: coach).status == .noContent)

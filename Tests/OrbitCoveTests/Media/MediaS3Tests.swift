@@ -69,4 +69,47 @@ import Testing
             #expect(MediaTests.metadataMarkers(in: bytes) == [])
         }
     }
+
+    /// An upload URL may be used again after its upload was processed (S3 takes any PUT it
+    /// signed until it expires): the file it writes is removed by a later sweep, not kept.
+    @Test func aPutAfterProcessingLeavesNoFileBehind() async throws {
+        let store = try Self.store(HTTPClient.shared)
+        try await store.createBucketIfMissing()
+        try await MediaHarness.run(
+            media: MediaHarness.s3Settings.merging(["ORBITCOVE_MEDIA_SWEEP_SECONDS": "1"]) { _, new in new }
+        ) {
+            harness in
+            let coach = try await harness.api.signIn("Coach")
+            let club = try await harness.api.community(by: coach)
+            let photo = try MediaTests.fixture("photo.png")
+            let upload = try await harness.ask(photo, as: coach, in: club, type: MediaType.png).data(MediaUpload.self)
+            func put() async throws -> Int {
+                var request = HTTPClientRequest(url: upload.upload.url)
+                request.method = .PUT
+                for (name, value) in upload.upload.headers { request.headers.add(name: name, value: value) }
+                request.body = .bytes(ByteBuffer(data: photo))
+                return Int(try await HTTPClient.shared.execute(request, timeout: .seconds(10)).status.code)
+            }
+            #expect(try await put() == 200)
+            #expect(try await harness.call(.post, upload.completeUrl, as: coach).status == .accepted)
+            #expect(try await harness.processed(upload.media.id, as: coach).status == .ready)
+            let key = MediaKeys.upload(upload.media.id)
+            // Processed: its upload is swept.
+            #expect(try await eventually(timeout: .seconds(15)) { try await store.head(key: key) == nil })
+            // The URL used again: the file comes back, and goes with a later sweep.
+            #expect(try await put() == 200)
+            #expect(try await store.head(key: key) != nil)
+            let recheck = try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { db in
+                try await db.transaction(scope: nil) { connection in
+                    // The key is looked at again while its URL lives; move that look to now.
+                    try await connection.query(
+                        "UPDATE media_garbage SET queued_at = now() WHERE storage_key = \(key) RETURNING 1",
+                        logger: TestEnvironment.logger
+                    ).collect().count
+                }
+            }
+            #expect(recheck == 1)
+            #expect(try await eventually(timeout: .seconds(15)) { try await store.head(key: key) == nil })
+        }
+    }
 }

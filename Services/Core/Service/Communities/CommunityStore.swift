@@ -81,39 +81,42 @@ package struct CommunityStore: Sendable {
         let settingsJSON = try changes.settingsPatch.map {
             String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self)
         }
-        return try await writes.change(in: id, by: granted.userId, request: request) { change, connection in
-            try await MediaReferences.check(
-                changes.icon, for: .communityIcon, of: id, field: "iconMediaId", on: connection, logger: logger)
-            // Deleted meanwhile: nothing changed, nothing to record. Old values on the right:
-            // clearing the upload clears the address it wrote, not a URL.
-            let touched = try await connection.changedRows(
-                """
-                UPDATE communities SET
-                    name = coalesce(\(changes.name), name),
-                    description = CASE \(changes.description.tag) WHEN 'keep' THEN description ELSE \(changes.description.value) END,
-                    icon_media_id = CASE \(changes.icon.mediaTag) WHEN 'keep' THEN icon_media_id ELSE \(changes.icon.mediaId) END,
-                    icon_url = CASE \(changes.icon.urlTag) WHEN 'keep' THEN icon_url
-                               WHEN 'unpicture' THEN CASE WHEN icon_media_id IS NULL THEN icon_url END
-                               ELSE \(changes.icon.url) END,
-                    settings = settings || coalesce(\(settingsJSON)::jsonb, '{}'::jsonb),
-                    updated_at = NOW()
-                WHERE id = \(id) AND deleted_at IS NULL
-                RETURNING 1
-                """, logger: logger)
-            guard touched == 1, let record = try await CommunityRecord.load(id, on: connection, logger: logger) else {
-                throw CommunityGate.notFound
+        return try await MediaReferences.refusing {
+            try await writes.change(in: id, by: granted.userId, request: request) { change, connection in
+                try await MediaReferences.check(
+                    changes.icon, for: .communityIcon, of: id, field: "iconMediaId", on: connection, logger: logger)
+                // Deleted meanwhile: nothing changed, nothing to record. Old values on the right:
+                // clearing the upload clears the address it wrote, not a URL.
+                let touched = try await connection.changedRows(
+                    """
+                    UPDATE communities SET
+                        name = coalesce(\(changes.name), name),
+                        description = CASE \(changes.description.tag) WHEN 'keep' THEN description ELSE \(changes.description.value) END,
+                        icon_media_id = CASE \(changes.icon.mediaTag) WHEN 'keep' THEN icon_media_id ELSE \(changes.icon.mediaId) END,
+                        icon_url = CASE \(changes.icon.urlTag) WHEN 'keep' THEN icon_url
+                                   WHEN 'unpicture' THEN CASE WHEN icon_media_id IS NULL THEN icon_url END
+                                   ELSE \(changes.icon.url) END,
+                        settings = settings || coalesce(\(settingsJSON)::jsonb, '{}'::jsonb),
+                        updated_at = NOW()
+                    WHERE id = \(id) AND deleted_at IS NULL
+                    RETURNING 1
+                    """, logger: logger)
+                guard touched == 1, let record = try await CommunityRecord.load(id, on: connection, logger: logger)
+                else {
+                    throw CommunityGate.notFound
+                }
+                change.touched(touched)
+                change.invalidatesCache()
+                if !changes.fields.isEmpty {
+                    change.audit(
+                        "community.settings_changed", target: ("community", id),
+                        metadata: ["fields": .array(changes.fields.map { .string($0) })])
+                    change.announce(
+                        CommunityUpdated(
+                            communityId: id, name: record.name, changes: changes.fields, updatedBy: granted.userId))
+                }
+                return record.community(role: granted.membership.role)
             }
-            change.touched(touched)
-            change.invalidatesCache()
-            if !changes.fields.isEmpty {
-                change.audit(
-                    "community.settings_changed", target: ("community", id),
-                    metadata: ["fields": .array(changes.fields.map { .string($0) })])
-                change.announce(
-                    CommunityUpdated(
-                        communityId: id, name: record.name, changes: changes.fields, updatedBy: granted.userId))
-            }
-            return record.community(role: granted.membership.role)
         }
     }
 

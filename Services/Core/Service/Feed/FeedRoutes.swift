@@ -42,7 +42,9 @@ struct FeedRoutes {
         community.post("posts") { request, context in
             let input = try await PostInput.read(request, context: context, creating: true)
             let granted = try context.member(input.type == .announcement ? .createAnnouncement : .createPost)
-            let post = try await writer.create(input, in: granted, request: RequestFacts(request, context))
+            let post = try await MediaReferences.refusing {
+                try await writer.create(input, in: granted, request: RequestFacts(request, context))
+            }
             return try Response.data(
                 post, status: .created, requestId: context.requestId,
                 headers: [
@@ -62,8 +64,10 @@ struct FeedRoutes {
         community.patch("posts/:postId") { request, context in
             let granted = try context.member(.viewContent)
             let input = try await PostInput.read(request, context: context, creating: false)
-            let post = try await writer.edit(
-                try context.postId(), input, in: granted, request: RequestFacts(request, context))
+            let postId = try context.postId()
+            let post = try await MediaReferences.refusing {
+                try await writer.edit(postId, input, in: granted, request: RequestFacts(request, context))
+            }
             return try Response.data(post, requestId: context.requestId)
         }
 

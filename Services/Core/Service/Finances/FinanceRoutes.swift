@@ -24,7 +24,9 @@ struct FinanceRoutes {
         community.post("transactions") { request, context in
             let input = try await LedgerInput.expense(request, context: context)
             let granted = try context.member(.addExpense)
-            let entry = try await writer.createExpense(input, in: granted, request: RequestFacts(request, context))
+            let entry = try await MediaReferences.refusing {
+                try await writer.createExpense(input, in: granted, request: RequestFacts(request, context))
+            }
             return try Self.created(entry, in: granted, requestId: context.requestId)
         }
 
@@ -43,8 +45,10 @@ struct FinanceRoutes {
         community.patch("transactions/:transactionId") { request, context in
             let granted = try context.member(.viewContent)
             let input = try await LedgerInput.edit(request, context: context)
-            let entry = try await writer.edit(
-                try context.transactionId(), input, in: granted, request: RequestFacts(request, context))
+            let transactionId = try context.transactionId()
+            let entry = try await MediaReferences.refusing {
+                try await writer.edit(transactionId, input, in: granted, request: RequestFacts(request, context))
+            }
             return try Response.data(entry, requestId: context.requestId)
         }
 

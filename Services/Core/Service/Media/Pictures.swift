@@ -76,3 +76,27 @@ extension MediaReferences {
         ])
     }
 }
+
+extension MediaReferences {
+    /// The database's names for its refusals of named media (migrations 0039–0043), by the
+    /// field that names them: met only when an upload is deleted between the check above and
+    /// the write, which then answers as the check would.
+    static let refusals = [
+        "users_avatar_media": "avatarMediaId", "communities_icon_media": "iconMediaId",
+        "posts_media_ids": "mediaIds", "transactions_receipt_media": "receiptMediaId",
+    ]
+
+    /// Runs a write that names media, answering the database's refusal of it (a foreign-key
+    /// violation named in ``refusals``) as a validation error on its field.
+    static func refusing<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PSQLError
+            where error.serverInfo?[.sqlState] == "23503"
+            && refusals[error.serverInfo?[.constraintName] ?? ""] != nil
+        {
+            let field = refusals[error.serverInfo?[.constraintName] ?? ""] ?? "media"
+            throw APIError.validation([field: "names media that was deleted meanwhile, or is not one it may name"])
+        }
+    }
+}

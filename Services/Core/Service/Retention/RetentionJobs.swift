@@ -115,11 +115,17 @@ struct RetentionJobs: Service {
                 WHERE user_id = \(userId)
                 """, logger: logger)
             let tag = userId.lowercasedString
+            // The avatar upload goes with the account (its files with the next media sweep).
+            try await connection.query(
+                """
+                UPDATE media SET deleted_at = now()
+                WHERE uploaded_by = \(userId) AND purpose = 'avatar' AND deleted_at IS NULL
+                """, logger: logger)
             account.touched(
                 try await connection.changedRows(
                     """
                     UPDATE users SET display_name = '[Deleted User]', email = \("deleted-\(tag)@deleted.invalid"),
-                        apple_id = \("deleted:\(tag)"), avatar_url = NULL, deleted_at = NOW(), updated_at = NOW()
+                        apple_id = \("deleted:\(tag)"), avatar_url = NULL, avatar_media_id = NULL, deleted_at = NOW(), updated_at = NOW()
                     WHERE id = \(userId)
                     RETURNING 1
                     """, logger: logger))

@@ -19,6 +19,14 @@ package struct UserStore: Sendable {
     func update(
         _ id: UUID, displayName: String?, avatar: PictureChange, request: RequestFacts
     ) async throws -> User {
+        try await MediaReferences.refusing {
+            try await change(id, displayName: displayName, avatar: avatar, request: request)
+        }
+    }
+
+    private func change(
+        _ id: UUID, displayName: String?, avatar: PictureChange, request: RequestFacts
+    ) async throws -> User {
         try await writes.accountChange(of: id, request: request) { account, connection in
             try await MediaReferences.check(
                 avatar, for: .avatar, of: id, field: "avatarMediaId", on: connection, logger: logger)

@@ -90,7 +90,7 @@ struct MediaProcessor: Sendable {
                 try await MediaStore.isReady(id, on: connection, logger: logger)
             }
         if !served { garbage += Self.renditionKeys(of: id) }
-        try await MediaStore.discard(garbage, on: connection, logger: logger)
+        try await MediaStore.discard(garbage, upload: id, on: connection, logger: logger)
         guard let announced else { return }
         try await Outbox.enqueue(
             MessageEnvelope(communityId: announced.communityId, actorId: announced.uploadedBy, data: announced),
