@@ -75,6 +75,16 @@ static int fail(void) {
 }
 
 int orbit_vips_init(const char *program) {
+#ifdef __GLIBC__
+    // Blocks of 1 MB and more (encoded files, uploads, libvips' larger strips) come from mmap
+    // and go back to the system when freed: glibc otherwise raises its mmap threshold to the
+    // largest block freed so far (up to 32 MB) and serves later ones from its per-thread
+    // heaps, which only grow, and it keeps up to eight such heaps a core. Peak 284 MB -> 171 MB
+    // at 0.93 of vipsthumbnail's rate (256 KB: 148 MB at 0.91); scripts/bench/media.sh,
+    // BENCHMARKS.md "Media".
+    mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+    mallopt(M_ARENA_MAX, 2);
+#endif
     if (VIPS_INIT(program ? program : "orbitcove-media"))
         return fail();
     vips_cache_set_max(0);
