@@ -55,8 +55,8 @@ extension FieldReader {
 
 extension MediaReferences {
     /// Checks that `change` names, if any, is `owner`'s own upload for `purpose` (a user's
-    /// `avatar`, a community's `community_icon`), uploaded and not deleted or failed; otherwise a
-    /// validation error on `field`.
+    /// `avatar`, a community's `community_icon`), processed (`ready`, so it cannot fail later)
+    /// and not deleted; otherwise a validation error on `field`.
     static func check(
         _ change: PictureChange, for purpose: MediaPurpose, of owner: UUID, field: String,
         on connection: PostgresConnection, logger: Logger
