@@ -64,6 +64,10 @@ import Testing
                 ("/api/v1/communities", #"{"name":"Tigers","settings":null}"#, "settings"),
                 ("/api/v1/communities", #"{"name":"Tigers","iconUrl":" https://x.io/a.png "}"#, "iconUrl"),
                 ("/api/v1/communities", #"{"name":"Tigers","iconUrl":""}"#, "iconUrl"),
+                // Found by the media issue's probe: stored as sent before.
+                ("/api/v1/communities", #"{"name":"Tigers","iconUrl":"https://x.io/a\n.png"}"#, "iconUrl"),
+                ("/api/v1/communities", #"{"name":"Tigers","iconUrl":"https://x.io/a b.png"}"#, "iconUrl"),
+                ("/api/v1/communities", #"{"name":"Tigers","iconUrl":"https://user:pass@x.io/a.png"}"#, "iconUrl"),
                 ("/api/v1/me/family-members", #"{"name":"Kid","avatarUrl":null}"#, "avatarUrl"),
             ] {
                 let reply = try await api.call(.post, path, as: ada, json: body)

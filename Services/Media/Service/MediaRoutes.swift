@@ -83,11 +83,14 @@ struct MediaRoutes {
         if case .string(let raw) = reader.fields["filename"], filename != nil,
             raw != filename
                 || raw.unicodeScalars.contains(where: {
-                    $0 == "/" || $0 == "\\" || $0.properties.generalCategory == .control
+                    // Format characters too: a right-to-left override shows "gnp.exe" as "exe.png".
+                    $0 == "/" || $0 == "\\"
+                        || [.control, .format, .lineSeparator, .paragraphSeparator]
+                            .contains($0.properties.generalCategory)
                 })
         {
             reader.problems["filename"] =
-                "must be a file name, without path separators, control characters or spaces around it"
+                "must be a file name, without path separators, control or formatting characters, or spaces around it"
         }
         var mimeType = reader.text("mimeType", maxLength: 100, required: true).value
         if case .string(let raw) = reader.fields["mimeType"] { mimeType = mimeType.map { _ in raw } }

@@ -21,9 +21,22 @@ struct MediaSweep: Sendable {
     /// retry's backoff, so only a job lost for good (dead-lettered) or an outage of a day ends so.
     static let processingDeadline = "24 hours"
 
-    /// One round; returns the files removed.
+    /// One round: the rows, then the garbage a batch at a time until it is empty or the round
+    /// has taken `roundSeconds` (deleting an image queues up to six keys, so one batch a round
+    /// could fall behind); returns the files removed.
     @discardableResult
-    func sweep() async throws -> Int {
+    func sweep(roundSeconds: Int = 30) async throws -> Int {
+        try await sweepRows()
+        let deadline = ContinuousClock.now + .seconds(roundSeconds)
+        var total = 0
+        while true {
+            let (read, removed) = try await sweepGarbage()
+            total += removed
+            guard read == batch, removed > 0, ContinuousClock.now < deadline else { return total }
+        }
+    }
+
+    private func sweepRows() async throws {
         try await database.transaction(scope: .system) { connection in
             var stale: [UUID] = []
             let rows = try await connection.query(
@@ -48,6 +61,10 @@ struct MediaSweep: Sendable {
                    OR (status = 'failed' AND processed_at < now() - interval '30 days')
                 """, logger: logger)
         }
+    }
+
+    /// One batch of garbage: (rows read, files removed).
+    private func sweepGarbage() async throws -> (Int, Int) {
         // Each garbage row as read (its `xmin`: queuing a key again makes a new version).
         let queued = try await database.transaction(scope: .system) { connection in
             var queued: [(key: String, version: String)] = []
@@ -72,7 +89,7 @@ struct MediaSweep: Sendable {
                     metadata: ["key": .string(key), "error": .string(logDescription(of: error))])
             }
         }
-        guard !removed.isEmpty else { return 0 }
+        guard !removed.isEmpty else { return (queued.count, 0) }
         // A row queued again meanwhile stays for the next round. An upload whose URL may still
         // be used is looked at again in five minutes (or when its URL expires), at the back.
         try await database.transaction(scope: .system) { connection in
@@ -90,6 +107,6 @@ struct MediaSweep: Sendable {
                 FROM swept WHERE g.storage_key = swept.storage_key AND swept.recheck_until >= now()
                 """, logger: logger)
         }
-        return removed.count
+        return (queued.count, removed.count)
     }
 }

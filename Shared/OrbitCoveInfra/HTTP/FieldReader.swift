@@ -112,11 +112,15 @@ package struct FieldReader {
     }
 
     /// An http(s) URL of at most 500 characters (avatars, icons), exactly as sent: an empty
-    /// string or one with spaces around it is not a URL (`null` clears, where that is allowed).
+    /// string, one with whitespace or control characters anywhere, or one carrying a user name
+    /// or password is not one (`null` clears, where that is allowed).
     package mutating func url(_ key: String) -> Change<String> {
         if case .string(let raw) = fields[key] {
             let url = URL(string: raw)
-            guard raw == raw.trimmingCharacters(in: .whitespacesAndNewlines), url?.host != nil,
+            guard
+                !raw.unicodeScalars.contains(where: {
+                    $0.properties.isWhitespace || $0.properties.generalCategory == .control
+                }), url?.host != nil, url?.user == nil, url?.password == nil,
                 ["http", "https"].contains(url?.scheme?.lowercased() ?? "")
             else {
                 problems[key] = "must be an http(s) URL"

@@ -364,12 +364,34 @@ import Testing
             #expect(try await harness.call(.delete, "/api/v1/media/\(icon.id)", as: coach).status == .noContent)
             let plain = try await api.call(.get, community, as: ada).data(Community.self)
             #expect(plain.iconMediaId == nil && plain.iconUrl == nil)
-            // Clearing the upload clears the address it wrote.
+            // Clearing the upload clears the address it wrote. An icon upload is public only
+            // while it is the community's icon.
             let icon2 = try await harness.upload(png, as: coach, in: club, type: MediaType.png, purpose: .communityIcon)
+            let icon2Path = "/api/v1/media/\(icon2.id)/details"
+            #expect(try await harness.call(.get, icon2Path, as: stranger).status == .notFound)
             _ = try await api.call(.patch, community, as: coach, json: #"{"iconMediaId":"\#(icon2.id)"}"#)
+            #expect(try await harness.call(.get, icon2Path, as: stranger).status == .ok)
             let cleared = try await api.call(.patch, community, as: coach, json: #"{"clear":["iconMediaId"]}"#)
                 .data(Community.self)
             #expect(cleared.iconMediaId == nil && cleared.iconUrl == nil)
+            #expect(try await harness.call(.get, icon2Path, as: stranger).status == .notFound)
+            // Only an admin makes an icon upload, through the API and in SQL.
+            let asked = try await harness.ask(png, as: ada, in: club, type: MediaType.png, purpose: .communityIcon)
+            #expect(asked.status == .forbidden)
+            try await withTestDatabase { db in
+                await #expect(throws: (any Error).self) {
+                    _ = try await db.transaction(userId: ada.id) { connection in
+                        try await connection.query(
+                            """
+                            INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes,
+                                               purpose, checksum, upload_expires_at, storage_path)
+                            SELECT i, \(club.id), \(ada.id), 'image', 'a.png', 'image/png', 10, 'community_icon',
+                                   decode(repeat('ab', 32), 'hex'), now() + interval '1 hour', 'uploads/' || i::text
+                            FROM (SELECT gen_random_uuid() AS i) AS fresh
+                            """, logger: TestEnvironment.logger)
+                    }
+                }
+            }
         }
     }
 }

@@ -211,6 +211,11 @@ import Testing
                 (#"{\#(base),"filename":"a\\b.png"}"#, "filename"),
                 (#"{\#(base),"filename":"a\u0000b.png"}"#, "filename"),
                 (#"{\#(base),"filename":"photo.png\n"}"#, "filename"),
+                // A right-to-left override shows "\u{202E}gnp.exe" as "exe.png"; other format
+                // characters and separators hide what a name is too.
+                (#"{\#(base),"filename":"\u202egnp.exe"}"#, "filename"),
+                (#"{\#(base),"filename":"\ufeffa.png"}"#, "filename"),
+                (#"{\#(base),"filename":"a\u2029b.png"}"#, "filename"),
                 (
                     #"{"purpose":"post","communityId":"\#(club.id)","filename":"a.png","mimeType":"image/png","sizeBytes":0,"sha256":"\#(sha)"}"#,
                     "sizeBytes"
