@@ -140,7 +140,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ])
-        + service("Reminders", executable: "orbitcove-reminders")
+        + service(
+            "Reminders", executable: "orbitcove-reminders",
+            extra: ["OrbitCoveCalendar", .product(name: "Crypto", package: "swift-crypto")])
         + [
             .target(
                 name: "AdminCommands",

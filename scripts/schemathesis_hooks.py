@@ -13,13 +13,15 @@ Two roles in one file:
   poll (the member voted) and a spare post and a spare reply to delete; and in its ledger an
   expense the owner paid, shared with the member, who paid part of it back (a settlement), a
   spare expense to delete, the owner's PayPal.me handle, and monthly dues (the member paid
-  part of the first period and has the second waived) with spare dues to delete; and in the
+  part of the first period and has the second waived) with spare dues to delete; a daily
+  shared care reminder (with its occurrences) and a spare reminder to delete; and in the
   media service a photo for the community's posts (uploaded through its signed URL and
   processed), a pending avatar and a spare receipt to delete. It writes
   DIR/state.json (ids and tokens) and DIR/schemathesis.toml, whose dictionaries make
   generated path parameters (and the series' instance starts, a valid window, the feed's
-  address, the dues' periods, the member in ledger and dues bodies, the currency, the
-  community an upload is for) name those resources most of the time.
+  address, the dues' periods, the reminder's occurrence days and their window, the member in
+  ledger, dues and reminder bodies, the currency, the community an upload is for) name those
+  resources most of the time.
 - Loaded by schemathesis as its hooks module (SCHEMATHESIS_HOOKS=schemathesis_hooks, with
   ORBITCOVE_SCHEMATHESIS_STATE naming state.json), it puts a real access token on every request
   that carries the configured placeholder token: the token of the user who owns the resource in
@@ -260,6 +262,33 @@ def seed_finances(base: str, item: dict[str, Any], owner: dict[str, Any], member
     })
 
 
+def seed_reminders(base: str, item: dict[str, Any], owner: dict[str, Any]) -> list[str]:
+    """In the item's community, as its owner: a daily care reminder at 07:30 on the community's
+    clock (UTC, as no seeded community sets a zone), whose occurrences from yesterday on are
+    made at once, and a spare reminder to delete. Checks that the list holds both. Returns the
+    days of the reminder's pending occurrences, oldest first."""
+    token = owner["token"]
+    path = f"/api/v1/communities/{item['community']}"
+    reminder = expect(base, 201, "POST", f"{path}/reminders",
+                      {"title": "Walk the dog", "recurrenceRule": "FREQ=DAILY", "timeOfDay": "07:30"}, token)
+    spare = expect(base, 201, "POST", f"{path}/reminders",
+                   {"title": "Schemathesis spare reminder", "recurrenceRule": "FREQ=DAILY", "timeOfDay": "07:30"},
+                   token)
+    listed = expect(base, 200, "GET", f"{path}/reminders?limit=20", None, token)
+    if not {reminder["id"], spare["id"]} <= {entry["id"] for entry in listed}:
+        raise SeedError(f"the reminders list does not hold the seeded reminders: {listed}")
+    occurrences = expect(base, 200, "GET", f"{path}/reminders/{reminder['id']}/occurrences", None, token)
+    pending = [occurrence["date"] for occurrence in occurrences if occurrence["status"] == "pending"]
+    if not pending:
+        raise SeedError(f"the seeded daily reminder has no pending occurrence: {occurrences}")
+    item.update({
+        "reminder": reminder["id"],
+        "spareReminder": spare["id"],
+        "occurrenceDate": pending[0],
+    })
+    return pending
+
+
 def png_image(width: int, height: int) -> bytes:
     """A small RGB PNG (a colour gradient) for the media service to process."""
     rows = b"".join(
@@ -404,6 +433,21 @@ def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
     for index, item in enumerate(seeded):
         seed_finances(base, item, users[index], users[(index + 1) % len(users)], due)
     finances = {"periods": [due.isoformat(), next_month(due).isoformat()]}
+    # Each community's care reminders. Every seeded community is on UTC's clock, so the days of
+    # their occurrences are the same: the days pending in all of them (the first few) name an
+    # occurrence of whichever reminder a request names.
+    pending_days: list[list[str]] = []
+    for index, item in enumerate(seeded):
+        pending_days.append(seed_reminders(base, item, users[index]))
+    shared_days = [day for day in pending_days[0] if all(day in days for days in pending_days[1:])]
+    if not shared_days:
+        raise SeedError(f"the seeded reminders have no pending occurrence on a common day: {pending_days}")
+    first_day = date.fromisoformat(shared_days[0])
+    reminders = {
+        "occurrenceDates": shared_days[:4],
+        "windowFrom": first_day.isoformat(),
+        "windowTo": (first_day + timedelta(days=14)).isoformat(),
+    }
     # Each owner's media: a processed photo in their community, a pending avatar, a spare receipt.
     for index, item in enumerate(seeded):
         seed_media(base, item, users[index])
@@ -436,7 +480,7 @@ def seed(base: str, out: str, user_count: int) -> dict[str, Any]:
         raise SeedError("no notification reached the seeded users within 30 seconds")
 
     state = {"baseUrl": base, "run": run, "users": users, "seeded": seeded, "calendar": calendar,
-             "finances": finances, "notifications": notifications}
+             "finances": finances, "reminders": reminders, "notifications": notifications}
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "state.json"), "w") as file:
         json.dump(state, file, indent=2)
@@ -477,6 +521,11 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "dues": [item["dues"] for item in seeded],
         "spareDues": [item["spareDues"] for item in seeded],
         "duesPeriods": state["finances"]["periods"],
+        "reminders": [item["reminder"] for item in seeded],
+        "spareReminders": [item["spareReminder"] for item in seeded],
+        "occurrenceDates": state["reminders"]["occurrenceDates"],
+        "occurrenceWindowFrom": [state["reminders"]["windowFrom"]],
+        "occurrenceWindowTo": [state["reminders"]["windowTo"]],
         "currencies": ["EUR"],
         "media": [item[key] for item in seeded for key in ("media", "pendingMedia")],
         "spareMedia": [item["spareMedia"] for item in seeded],
@@ -533,6 +582,9 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         f'"body.userId" = {binding("members")}',
         f'"body.paidBy" = {binding("members")}',
         f'"body.to" = {binding("members")}',
+        f'"path.reminderId" = {binding("reminders")}',
+        f'"path.date" = {binding("occurrenceDates")}',
+        f'"body.assigneeId" = {binding("members")}',
         f'"query.currency" = {binding("currencies")}',
         f'"body.currency" = {binding("currencies")}',
         f'"path.mediaId" = {binding("media")}',
@@ -568,6 +620,19 @@ def config_toml(state: dict[str, Any], out: str) -> str:
         "[[operations]]",
         'include-operation-id = "deleteDues"',
         f'parameters = {{ "path.duesId" = {binding("spareDues")} }}',
+        "",
+        "# Deleting care reminders acts on each community's spare one, so the seeded reminder (and",
+        "# its occurrences) stays for the reads, changes and marks of the whole run.",
+        "[[operations]]",
+        'include-operation-id = "deleteCareReminder"',
+        f'parameters = {{ "path.reminderId" = {binding("spareReminders")} }}',
+        "",
+        "# A reminder's occurrences are read by days (`YYYY-MM-DD`), not by the calendar window's",
+        "# date-times that `from` and `to` name elsewhere: the two weeks from a seeded occurrence.",
+        "[[operations]]",
+        'include-operation-id = "listCareOccurrences"',
+        f'parameters = {{ "query.from" = {binding("occurrenceWindowFrom")}, '
+        f'"query.to" = {binding("occurrenceWindowTo")} }}',
         "",
         "# Deleting media acts on each owner's spare receipt, so the processed photo and the pending",
         "# avatar stay for the reads and completions of the whole run.",
@@ -619,7 +684,7 @@ def main(argv: list[str]) -> int:
             state = seed(args.base_url.rstrip("/"), args.out, args.users)
             print(f"seeded run {state['run']}: {len(state['users'])} users, each with a community, a spare "
                   "community, a member, invites, a family member, events, calendar feeds, posts, a ledger, "
-                  "dues and media")
+                  "dues, care reminders and media")
         else:
             with open(args.state) as file:
                 state = json.load(file)
@@ -676,6 +741,9 @@ if STATE_PATH and __name__ != "__main__":
     SEEDED_TRANSACTIONS = {
         item[key].lower(): key for item in STATE["seeded"] for key in ("transaction", "settlement", "spareTransaction")}
     SEEDED_DUES = {item[key].lower(): key for item in STATE["seeded"] for key in ("dues", "spareDues")}
+    # Seeded care reminder id -> its key in the seeded item ("reminder", "spareReminder").
+    SEEDED_REMINDERS = {
+        item[key].lower(): key for item in STATE["seeded"] for key in ("reminder", "spareReminder")}
     # Seeded media id -> its key in the seeded item ("media", "pendingMedia", "spareMedia").
     SEEDED_MEDIA = {
         item[key].lower(): key for item in STATE["seeded"] for key in ("media", "pendingMedia", "spareMedia")}
@@ -789,13 +857,16 @@ if STATE_PATH and __name__ != "__main__":
         dues = parameters.get("duesId")
         if isinstance(dues, str) and dues.lower() in SEEDED_DUES:
             parameters["duesId"] = item[SEEDED_DUES[dues.lower()]]
+        reminder = parameters.get("reminderId")
+        if isinstance(reminder, str) and reminder.lower() in SEEDED_REMINDERS:
+            parameters["reminderId"] = item[SEEDED_REMINDERS[reminder.lower()]]
         query = case.query if isinstance(case.query, dict) else {}
         if isinstance(query.get("member"), str) and query["member"].lower() in SEEDED_MEMBERS:
             query["member"] = item["member"]
         body = case.body if isinstance(case.body, dict) else {}
-        # Money moves between this community's members: the seeded member named anywhere in a
-        # ledger or dues body is this community's.
-        for key in ("userId", "paidBy", "to", "from"):
+        # Money moves between this community's members, and a care reminder is assigned to one:
+        # the seeded member named anywhere in a ledger, dues or reminder body is this community's.
+        for key in ("userId", "paidBy", "to", "from", "assigneeId"):
             if isinstance(body.get(key), str) and body[key].lower() in SEEDED_MEMBERS:
                 body[key] = item["member"]
         split = body.get("split")

@@ -12,6 +12,12 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
     /// Whether `GET …/balances/simplified` suggests the fewest transfers that settle everyone
     /// (on by default, as Splitwise has it) or each pair's own debt.
     package var simplifyDebts: Bool
+    /// Members who have not answered an event that asks for answers are nudged this many hours
+    /// before it starts (0: never).
+    package var rsvpNudgeHours: Int
+    /// When those who still owe dues are reminded, in days from the due date: negative before,
+    /// positive overdue (TeamSnap's 1, 7, 14 and 30 days past due, and three days before).
+    package var duesReminderDays: [Int]
 
     package static let `default` = CommunitySettings(
         allowMemberEvents: true, allowMemberPosts: true, defaultReminderHours: 24, timezone: "UTC",
@@ -28,7 +34,9 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
 
     package init(
         allowMemberEvents: Bool, allowMemberPosts: Bool, defaultReminderHours: Int, timezone: String,
-        searchLanguage: String = "simple", simplifyDebts: Bool = true
+        searchLanguage: String = "simple", simplifyDebts: Bool = true,
+        rsvpNudgeHours: Int = ReminderDefaults.rsvpNudgeHours,
+        duesReminderDays: [Int] = ReminderDefaults.duesReminderDays
     ) {
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
@@ -36,6 +44,8 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
         self.timezone = timezone
         self.searchLanguage = searchLanguage
         self.simplifyDebts = simplifyDebts
+        self.rsvpNudgeHours = rsvpNudgeHours
+        self.duesReminderDays = duesReminderDays
     }
 
     package init(from decoder: any Decoder) throws {
@@ -51,6 +61,9 @@ package struct CommunitySettings: Codable, Sendable, Equatable {
         searchLanguage =
             try container.decodeIfPresent(String.self, forKey: .searchLanguage) ?? fallback.searchLanguage
         simplifyDebts = try container.decodeIfPresent(Bool.self, forKey: .simplifyDebts) ?? fallback.simplifyDebts
+        rsvpNudgeHours = try container.decodeIfPresent(Int.self, forKey: .rsvpNudgeHours) ?? fallback.rsvpNudgeHours
+        duesReminderDays =
+            try container.decodeIfPresent([Int].self, forKey: .duesReminderDays) ?? fallback.duesReminderDays
     }
 }
 

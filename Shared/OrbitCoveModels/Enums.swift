@@ -30,6 +30,7 @@ package enum NotificationType: String, Codable, Sendable, CaseIterable {
     case postComment = "post_comment"
     case expenseAdded = "expense_added"
     case settlementReceived = "settlement_received"
+    case careReminder = "care_reminder"
 
     /// The preference switch that governs this kind of notification.
     package var category: NotificationCategory {
@@ -41,7 +42,7 @@ package enum NotificationType: String, Codable, Sendable, CaseIterable {
         case .announcement: .announcements
         case .mention: .mentions
         case .paymentRequest, .expenseAdded, .settlementReceived: .payments
-        case .eventReminder: .reminders
+        case .eventReminder, .careReminder: .reminders
         case .waitlistPromoted, .memberRemoved, .roleChanged, .communityUpdate: .personal
         }
     }

@@ -36,12 +36,19 @@ package struct NotificationPreferences: Codable, Sendable, Equatable {
     /// Series (event ids) whose news the member does not want.
     package var mutedEvents: [UUID]
     @ExplicitNull package var quietHours: QuietHours?
+    /// The member's own event reminder lead times, minutes before an event's start (none is an
+    /// empty list); null follows the community's `defaultReminderHours`.
+    @ExplicitNull package var eventReminderMinutes: [Int]?
 
-    package init(push: Bool, categories: [String: Bool], mutedEvents: [UUID], quietHours: QuietHours?) {
+    package init(
+        push: Bool, categories: [String: Bool], mutedEvents: [UUID], quietHours: QuietHours?,
+        eventReminderMinutes: [Int]? = nil
+    ) {
         self.push = push
         self.categories = categories
         self.mutedEvents = mutedEvents
         self.quietHours = quietHours
+        self.eventReminderMinutes = eventReminderMinutes
     }
 
     /// Everything on, nothing muted, no quiet hours: a member who never chose.
@@ -61,10 +68,11 @@ package struct NotificationPreferences: Codable, Sendable, Equatable {
         .filter { defaults.categories[$0.key] != nil }
         mutedEvents = try container.decodeIfPresent([UUID].self, forKey: .mutedEvents) ?? []
         quietHours = try container.decodeIfPresent(QuietHours.self, forKey: .quietHours)
+        eventReminderMinutes = try container.decodeIfPresent([Int].self, forKey: .eventReminderMinutes)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case push, categories, mutedEvents, quietHours
+        case push, categories, mutedEvents, quietHours, eventReminderMinutes
     }
 }
 

@@ -24,6 +24,11 @@ package enum CommunityAction: String, Sendable, CaseIterable {
     case deleteCommunity
     case restoreCommunity
     case manageSubscription
+    /// Shared care reminders (the dog-care seed): any member creates and edits one, and marks,
+    /// snoozes or reassigns its occurrences.
+    case createReminder
+    case editReminder
+    case markReminder
 }
 
 /// The facts about one user in one community that permissions depend on.
@@ -52,7 +57,7 @@ package enum CommunityPermissions {
         guard let membership else { return false }
         let isAdmin = membership.role == .admin
         switch action {
-        case .viewContent, .editOwnEvent, .editOwnPost, .addExpense:
+        case .viewContent, .editOwnEvent, .editOwnPost, .addExpense, .createReminder, .editReminder, .markReminder:
             return true
         case .createEvent:
             return isAdmin || settings.allowMemberEvents
@@ -80,6 +85,8 @@ package enum ContentAction: String, Sendable, CaseIterable {
     case deleteTransaction
     /// An uploaded photo or file (a community's; an avatar is only ever its owner's).
     case deleteMedia
+    /// A shared care reminder: its creator or an admin deletes it.
+    case deleteReminder
 }
 
 /// Who made a thing, and when: all the row-level rules look at.
@@ -107,7 +114,8 @@ extension CommunityPermissions {
         if membership.role == .admin { return true }
         guard thing.createdBy == userId else { return false }
         switch action {
-        case .editEvent, .deleteEvent, .editComment, .deleteComment, .editTransaction, .deleteTransaction, .deleteMedia:
+        case .editEvent, .deleteEvent, .editComment, .deleteComment, .editTransaction, .deleteTransaction, .deleteMedia,
+            .deleteReminder:
             return true
         case .editPost, .deletePost: return now.timeIntervalSince(thing.createdAt) < postEditWindow
         }

@@ -28,6 +28,8 @@ import Testing
         (.deleteTransaction, .dayOld, [.admin, .creator]),
         (.deleteMedia, .fresh, [.admin, .creator]),
         (.deleteMedia, .dayOld, [.admin, .creator]),
+        (.deleteReminder, .fresh, [.admin, .creator]),
+        (.deleteReminder, .dayOld, [.admin, .creator]),
     ]
 
     @Test func everyActionAndAgeIsInTheTable() {

@@ -29,6 +29,9 @@ import Testing
         (.deleteCommunity, true, false),  // the creator, while an admin
         (.restoreCommunity, true, false),
         (.manageSubscription, true, false),  // the creator, while an admin
+        (.createReminder, true, true),  // the dog-care seed: any member
+        (.editReminder, true, true),
+        (.markReminder, true, true),
     ]
 
     static func membership(_ who: Who) -> Membership? {

@@ -94,6 +94,8 @@ package enum CoreApplication {
         registry.register(FinanceSync.transactions())
         registry.register(FinanceSync.dues())
         registry.register(MediaSync.kind())
+        registry.register(ReminderSync.reminders())
+        registry.register(ReminderSync.occurrences())
         return registry
     }
 }

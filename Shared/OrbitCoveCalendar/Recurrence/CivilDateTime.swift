@@ -81,6 +81,14 @@ package struct CivilDateTime: Hashable, Comparable, Sendable, CustomStringConver
         ZoneClock.date(ofSeconds: ZoneClock(timeZone).instant(atWallSeconds: wallSeconds))
     }
 
+    /// The instant this wall-clock time names in `timeZone` by the reminders' rule: a repeated
+    /// time is its first occurrence, a skipped one the first instant after it (02:30 on a
+    /// spring-forward day fires at 03:00). Recurring events keep RFC 5545's reading
+    /// (``date(in:)``), which every calendar reading our feeds computes too.
+    package func firstInstant(in timeZone: TimeZone) -> Date {
+        ZoneClock.date(ofSeconds: ZoneClock(timeZone).firstInstant(atWallSeconds: wallSeconds))
+    }
+
     package var description: String {
         date.description + "T" + Digits.pad(hour, 2) + Digits.pad(minute, 2) + Digits.pad(second, 2)
     }

@@ -40,6 +40,28 @@ struct ZoneClock: Sendable {
         return (afterHolds && !beforeHolds) ? wall - after : wall - before
     }
 
+    /// Resolves a wall-clock time by the rule reminders keep (docs/ARCHITECTURE.md, "Time"): a
+    /// time repeated when clocks go back is its first occurrence, and a time skipped when they
+    /// go forward is the first instant after it that exists, the moment of the jump (02:30 on a
+    /// New York spring-forward day is 03:00 EDT).
+    func firstInstant(atWallSeconds wall: Int64) -> Int64 {
+        let before = offset(atInstant: wall - 86_400)
+        let after = offset(atInstant: wall + 86_400)
+        if before == after { return wall - before }
+        let beforeHolds = offset(atInstant: wall - before) == before
+        let afterHolds = offset(atInstant: wall - after) == after
+        if beforeHolds { return wall - before }
+        if afterHolds { return wall - after }
+        // In the gap: the jump lies between the two readings; find its first second.
+        var low = min(wall - before, wall - after)
+        var high = max(wall - before, wall - after)
+        while low < high {
+            let middle = low + (high - low) / 2
+            if offset(atInstant: middle) == after { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
     /// Whole seconds since 1970, never trapping: dates beyond ±10^13 s (±300,000 years, far outside the years
     /// 1...9999 the engine handles) are clamped, and NaN reads as the far future so it matches nothing.
     static func seconds(of date: Date, rule: FloatingPointRoundingRule = .down) -> Int64 {

@@ -155,6 +155,23 @@ package struct FieldReader {
         }
     }
 
+    /// One id, `null` clearing it where that is allowed.
+    package mutating func id(_ key: String) -> Change<UUID> {
+        switch fields[key] {
+        case nil: return .keep
+        case .null: return refusesNull(key, required: false) ? .keep : .clear
+        case .string(let raw):
+            guard let id = UUID(uuidString: raw) else {
+                problems[key] = "must be an id"
+                return .keep
+            }
+            return .set(id)
+        default:
+            problems[key] = "must be an id"
+            return .keep
+        }
+    }
+
     package mutating func boolean(_ key: String) -> Bool? {
         switch fields[key] {
         case nil: return nil

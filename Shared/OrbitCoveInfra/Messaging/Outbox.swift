@@ -33,6 +33,40 @@ package enum Outbox {
     }
 }
 
+extension Outbox {
+    /// Many messages of one community-bound type in one statement (the reminders service fires
+    /// thousands at once): the same rows ``enqueue(_:to:traceparent:on:logger:)`` writes, with no
+    /// actor and no trace.
+    package static func enqueue<Payload: MessagePayload>(
+        all envelopes: [MessageEnvelope<Payload>], to queue: QueueName, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        guard !envelopes.isEmpty else { return }
+        var ids: [UUID] = []
+        var occurred: [Date] = []
+        var communities: [UUID] = []
+        var data: [String] = []
+        for envelope in envelopes {
+            guard let community = envelope.communityId else {
+                preconditionFailure("a batch of messages is bound to communities")
+            }
+            ids.append(envelope.id)
+            occurred.append(envelope.occurredAt)
+            communities.append(community)
+            data.append(String(decoding: try JSONCoding.encoder.encode(envelope.data), as: UTF8.self))
+        }
+        written?.set()
+        try await connection.query(
+            """
+            INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, data)
+            SELECT id, \(queue.rawValue), \(Payload.messageType), \(Payload.messageVersion), occurred_at, community_id,
+                   data::jsonb
+            FROM unnest(\(ids)::uuid[], \(occurred)::timestamptz[], \(communities)::uuid[], \(data)::text[])
+                 AS m(id, occurred_at, community_id, data)
+            """, logger: logger)
+    }
+}
+
 /// The outbox row every announced change writes, prepared once per connection.
 struct OutboxRow: PreparedRows {
     static let sql = """

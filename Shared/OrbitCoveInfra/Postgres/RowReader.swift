@@ -31,6 +31,9 @@ package struct RowReader {
     package mutating func next() throws -> Date? { try cell().decode(Date?.self) }
     package mutating func next() throws -> [Date] { try cell().decode([Date].self) }
     package mutating func next() throws -> [String] { try cell().decode([String].self) }
+    package mutating func next() throws -> [UUID] { try cell().decode([UUID].self) }
+    package mutating func next() throws -> [Int] { try cell().decode([Int].self) }
+    package mutating func next() throws -> Int64 { try cell().decode(Int64.self) }
 
     private mutating func cell() throws -> PostgresCell {
         guard let cell = cells.next() else { throw RowReaderError.tooFewColumns }

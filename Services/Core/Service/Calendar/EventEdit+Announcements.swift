@@ -63,10 +63,11 @@ extension EventEdit {
         _ summary: EventSummary, scope: EditScope?, changes: [String], instances: Range<Date>?, of eventId: UUID
     ) async throws {
         let answered = try await answeredUsers(of: eventId, in: instances)
-        change.announce(
-            EventUpdated(
-                communityId: granted.communityId, communityName: granted.record.name, event: summary, scope: scope,
-                changes: changes, updatedBy: granted.userId, answeredUserIds: answered))
+        let updated = EventUpdated(
+            communityId: granted.communityId, communityName: granted.record.name, event: summary, scope: scope,
+            changes: changes, updatedBy: granted.userId, answeredUserIds: answered)
+        change.announce(updated)
+        change.announce(updated, to: .reminders)
     }
 
     /// Members whose own answer or a dependant's to the event (instances in `range`) is yes or maybe.

@@ -25,11 +25,12 @@ extension EventEdit {
         change.audit(
             deleted ? "event.deleted" : "event.cancelled", target: ("event", event.id),
             metadata: ["title": .string(event.title)])
-        change.announce(
-            EventUpdated(
-                communityId: granted.communityId, communityName: granted.record.name, event: event.summary(),
-                scope: scope, changes: [deleted ? "deleted" : "cancelled"], updatedBy: granted.userId,
-                answeredUserIds: answered))
+        let removed = EventUpdated(
+            communityId: granted.communityId, communityName: granted.record.name, event: event.summary(),
+            scope: scope, changes: [deleted ? "deleted" : "cancelled"], updatedBy: granted.userId,
+            answeredUserIds: answered)
+        change.announce(removed)
+        change.announce(removed, to: .reminders)
     }
 
     /// Deletes one instance of a series: an exception date (and its override goes).

@@ -41,10 +41,11 @@ struct EventEditor: Sendable {
             let inserted = try await events.insert(event, on: connection, logger: logger)
             change.touched(inserted.count)
             guard let stored = inserted.first else { throw APIError.forbidden }
-            change.announce(
-                EventCreated(
-                    communityId: granted.communityId, communityName: granted.record.name, event: stored.summary(),
-                    rsvpRequested: stored.rsvpDeadline != nil || stored.capacity != nil))
+            let created = EventCreated(
+                communityId: granted.communityId, communityName: granted.record.name, event: stored.summary(),
+                rsvpRequested: stored.rsvpDeadline != nil || stored.capacity != nil)
+            change.announce(created)
+            change.announce(created, to: .reminders)
             return stored.event
         }
     }

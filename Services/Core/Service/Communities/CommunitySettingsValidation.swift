@@ -26,6 +26,22 @@ extension CommunitySettings {
             where hours.rounded() == hours && (0...720).contains(hours):
                 settings.defaultReminderHours = Int(hours)
             case ("defaultReminderHours", _): problems[field] = "must be a whole number from 0 to 720"
+            case ("rsvpNudgeHours", .number(let hours)) where hours.rounded() == hours && (0...336).contains(hours):
+                settings.rsvpNudgeHours = Int(hours)
+            case ("rsvpNudgeHours", _): problems[field] = "must be a whole number from 0 to 336"
+            case ("duesReminderDays", .array(let items)) where items.count <= 8:
+                let days = items.compactMap { item -> Int? in
+                    guard case .number(let day) = item, day.rounded() == day, (-30...90).contains(day) else {
+                        return nil
+                    }
+                    return Int(day)
+                }
+                if days.count == items.count {
+                    settings.duesReminderDays = Array(Set(days)).sorted()
+                } else {
+                    problems[field] = "must list whole days from -30 (before the due date) to 90 (overdue)"
+                }
+            case ("duesReminderDays", _): problems[field] = "must be a list of at most 8 days from the due date"
             case ("timezone", .string(let zone)) where ianaZones.contains(zone):
                 settings.timezone = zone
             case ("timezone", _): problems[field] = "must be an IANA time zone such as Europe/Berlin"

@@ -111,9 +111,13 @@ package struct CommunityStore: Sendable {
                     change.audit(
                         "community.settings_changed", target: ("community", id),
                         metadata: ["fields": .array(changes.fields.map { .string($0) })])
-                    change.announce(
-                        CommunityUpdated(
-                            communityId: id, name: record.name, changes: changes.fields, updatedBy: granted.userId))
+                    let updated = CommunityUpdated(
+                        communityId: id, name: record.name, changes: changes.fields, updatedBy: granted.userId)
+                    change.announce(updated)
+                    // Its zone and reminder hours move every reminder the community has.
+                    if changes.fields.contains(where: { $0.hasPrefix("settings.") }) {
+                        change.announce(updated, to: .reminders)
+                    }
                 }
                 return record.community(role: granted.membership.role)
             }

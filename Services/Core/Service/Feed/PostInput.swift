@@ -108,28 +108,6 @@ extension FieldReader {
         return ids
     }
 
-    /// One id, `null` clearing it where that is allowed.
-    mutating func id(_ key: String) -> Change<UUID> {
-        switch fields[key] {
-        case nil: return .keep
-        case .null:
-            guard nullClears else {
-                problems[key] = "must not be null"
-                return .keep
-            }
-            return .clear
-        case .string(let raw):
-            guard let id = UUID(uuidString: raw) else {
-                problems[key] = "must be an id"
-                return .keep
-            }
-            return .set(id)
-        default:
-            problems[key] = "must be an id"
-            return .keep
-        }
-    }
-
     /// A poll: a question, 2 to 20 distinct options, whether several may be chosen, and when it
     /// closes (in the future), each problem named `pollData.<field>`.
     mutating func poll(_ key: String, now: Date) -> PostRows.PollData? {

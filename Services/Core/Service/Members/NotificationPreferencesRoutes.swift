@@ -8,6 +8,8 @@ struct NotificationPreferencesRoutes {
     let store: NotificationPreferencesStore
     /// At most this many muted series per community.
     static let maxMuted = 500
+    /// At most this many event reminder lead times.
+    static let maxLeadTimes = 5
 
     func register(on community: RouterGroup<CommunityRequestContext>) {
         community.get("members/me/notification-preferences") { _, context in
@@ -31,6 +33,7 @@ struct NotificationPreferencesRoutes {
         var categories: [String: Bool] = [:]
         var mutedEvents: [UUID]?
         var quietHours: Change<QuietHours> = .keep
+        var eventReminderMinutes: Change<[Int]> = .keep
 
         func apply(to preferences: inout NotificationPreferences) {
             if let push { preferences.push = push }
@@ -41,6 +44,11 @@ struct NotificationPreferencesRoutes {
             case .clear: preferences.quietHours = nil
             case .set(let hours): preferences.quietHours = hours
             }
+            switch eventReminderMinutes {
+            case .keep: break
+            case .clear: preferences.eventReminderMinutes = nil
+            case .set(let minutes): preferences.eventReminderMinutes = minutes
+            }
         }
     }
 
@@ -48,7 +56,8 @@ struct NotificationPreferencesRoutes {
         _ request: Request, _ context: CommunityRequestContext, asking userId: UUID, in communityId: UUID
     ) async throws -> Patch {
         var reader = try await FieldReader.read(
-            request, context: context, allowed: ["push", "categories", "mutedEvents", "quietHours"])
+            request, context: context,
+            allowed: ["push", "categories", "mutedEvents", "quietHours", "eventReminderMinutes"])
         var patch = Patch()
         patch.push = reader.boolean("push")
         for (key, value) in reader.object("categories") ?? [:] {
@@ -94,6 +103,28 @@ struct NotificationPreferencesRoutes {
                 patch.quietHours = .set(hours)
             }
         default: reader.problems["quietHours"] = "must be an object or null"
+        }
+        switch reader.fields["eventReminderMinutes"] {
+        case nil: break
+        case .null: patch.eventReminderMinutes = .clear
+        case .array(let items) where items.count <= Self.maxLeadTimes:
+            let minutes = items.compactMap { item -> Int? in
+                if case .number(let value) = item, value == value.rounded(), value >= 1,
+                    value <= Double(ReminderDefaults.maxLeadMinutes)
+                {
+                    return Int(value)
+                }
+                return nil
+            }
+            if minutes.count == items.count {
+                patch.eventReminderMinutes = .set(Array(Set(minutes)).sorted(by: >))
+            } else {
+                reader.problems["eventReminderMinutes"] =
+                    "must be whole minutes from 1 to \(ReminderDefaults.maxLeadMinutes) (30 days)"
+            }
+        default:
+            reader.problems["eventReminderMinutes"] =
+                "must be a list of at most \(Self.maxLeadTimes) lead times in minutes, or null"
         }
         try reader.check()
         return patch

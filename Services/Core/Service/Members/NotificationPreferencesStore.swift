@@ -22,6 +22,7 @@ struct NotificationPreferencesStore: Sendable {
     ) async throws -> NotificationPreferences {
         try await database.transaction(userId: userId) { connection in
             var preferences = try await Self.read(userId, communityId, lock: true, on: connection, logger: logger)
+            let leads = preferences.eventReminderMinutes
             change(&preferences)
             let json = String(decoding: try JSONCoding.encoder.encode(preferences), as: UTF8.self)
             try await connection.query(
@@ -29,6 +30,14 @@ struct NotificationPreferencesStore: Sendable {
                 UPDATE members SET notification_prefs = \(json)::jsonb
                 WHERE community_id = \(communityId) AND user_id = \(userId) AND left_at IS NULL
                 """, logger: logger)
+            // New lead times need reminder rows: the reminders service adds them.
+            if preferences.eventReminderMinutes != leads {
+                let changed = ReminderLeadsChanged(
+                    communityId: communityId, userId: userId, minutes: preferences.eventReminderMinutes)
+                try await Outbox.enqueue(
+                    MessageEnvelope(communityId: communityId, actorId: userId, data: changed), to: .reminders,
+                    on: connection, logger: logger)
+            }
             return preferences
         }
     }

@@ -5,12 +5,16 @@ import OrbitCoveModels
 enum EventWording {
     /// "Tue 11 Mar, 18:00 at Gym", in the event's own zone; all-day events by their date.
     static func when(_ event: EventSummary) -> String {
+        when(event.startsAt, allDay: event.allDay, timeZone: event.timeZone, place: event.locationName)
+    }
+
+    static func when(_ startsAt: Date, allDay: Bool, timeZone: String, place: String? = nil) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_GB")
-        formatter.timeZone = TimeZone(identifier: event.timeZone) ?? .gmt
-        formatter.dateFormat = event.allDay ? "EEE d MMM" : "EEE d MMM, HH:mm"
-        let time = formatter.string(from: event.startsAt)
-        guard let place = event.locationName, !place.isEmpty else { return time }
+        formatter.timeZone = TimeZone(identifier: timeZone) ?? .gmt
+        formatter.dateFormat = allDay ? "EEE d MMM" : "EEE d MMM, HH:mm"
+        let time = formatter.string(from: startsAt)
+        guard let place, !place.isEmpty else { return time }
         return "\(time) at \(place)"
     }
 

@@ -45,15 +45,19 @@ struct DeepLink: Sendable, Equatable {
     /// The member the news is about.
     var userId: UUID? = nil
     var familyMemberId: UUID? = nil
+    /// A shared care reminder, and the date of its occurrence.
+    var reminderId: UUID? = nil
+    var occurrenceDate: String? = nil
 
     var data: [String: JSONValue] {
         var data: [String: JSONValue] = ["communityId": .string(communityId.lowercasedString)]
         let ids: [(String, UUID?)] = [
             ("eventId", eventId), ("postId", postId), ("transactionId", transactionId), ("duesId", duesId),
             ("userId", userId),
-            ("familyMemberId", familyMemberId),
+            ("familyMemberId", familyMemberId), ("reminderId", reminderId),
         ]
         for case (let key, let id?) in ids { data[key] = .string(id.lowercasedString) }
+        if let occurrenceDate { data["occurrenceDate"] = .string(occurrenceDate) }
         if let recurrenceId { data["recurrenceId"] = .string(JSONCoding.formatTimestamp(recurrenceId)) }
         return data
     }

@@ -12,6 +12,7 @@ enum NotificationCatalog {
         registerCalendar(&handlers, writer: writer)
         registerFeed(&handlers, writer: writer)
         registerFinances(&handlers, writer: writer)
+        registerReminders(&handlers, writer: writer)
     }
 
     private static func registerCommunity(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
@@ -275,6 +276,39 @@ enum NotificationCatalog {
                         : "\(dues.name) is now \(amount), due \(dues.period)",
                     body: "Dues in \(dues.communityName)",
                     link: DeepLink(communityId: dues.communityId, duesId: dues.duesId))
+            ]
+        }
+    }
+
+    /// What the reminders service fires (`reminder.due`): its recipients were worked out when it
+    /// fired (those who have not answered, who still owe, whose turn it is), so the audience is
+    /// those users; a reminder that fired late says so.
+    private static func registerReminders(_ handlers: inout MessageHandlers, writer: HistoryWriter) {
+        handlers.notify(ReminderDue.self, writer: writer) { envelope, _ in
+            let due = envelope.data
+            let audience = Audience.users(due.recipients, of: due.communityId, except: [])
+            let late = ReminderWording.late(due)
+            let words = ReminderWording.words(due)
+            var link = DeepLink(communityId: due.communityId)
+            var series: UUID?
+            var collapseId: String?
+            switch due.kind {
+            case .eventReminder, .rsvpNudge, .rsvpSummary:
+                link.eventId = due.subjectId
+                link.recurrenceId = due.recurrenceId
+                series = due.subjectId
+                collapseId = "reminder-\(due.subjectId.lowercasedString)-\(due.occurrence)"
+            case .duesReminder:
+                link.duesId = due.subjectId
+            case .careDue, .careEscalation:
+                link.reminderId = due.subjectId
+                link.occurrenceDate = due.occurrence
+                collapseId = "care-\(due.subjectId.lowercasedString)-\(due.occurrence)"
+            }
+            return [
+                Notice(
+                    audience: audience, type: words.type, title: words.title, body: words.body + late, link: link,
+                    series: series, collapseId: collapseId)
             ]
         }
     }

@@ -1,0 +1,292 @@
+import Foundation
+import OrbitCoveCalendar
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+@testable import RemindersService
+
+/// Shared care reminders through the API (the dog-care seed): any member makes and edits one,
+/// its occurrences are made ahead, the first member to mark one wins, bad input is refused on
+/// its field with nothing stored, and what is due reaches its assignee, then everyone.
+@Suite struct CareReminderTests {
+    static func path(_ club: Community, _ rest: String = "") -> String {
+        "/api/v1/communities/\(club.id)/reminders\(rest)"
+    }
+
+    @Test func membersShareAReminderAndTheFirstToMarkAnOccurrenceWins() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+
+            // A member (not an admin) makes it, assigned to Ben.
+            let walk = try await harness.reminder(
+                in: club, by: ada,
+                #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","assigneeId":"\#(ben.id)","escalateAfterMinutes":30}"#
+            )
+            #expect(walk.timeZone == "Europe/Berlin" && walk.timeOfDay == "07:30" && walk.assigneeId == ben.id)
+            #expect(walk.recurrenceRule == "FREQ=DAILY" && walk.createdBy == ada.id)
+
+            // Occurrences are made ahead, each at 07:30 in Berlin.
+            let today = CareRoutes.today(in: "Europe/Berlin")
+            let ahead = try await harness.call(
+                .get, Self.path(club, "/\(walk.id)/occurrences?from=\(today)&to=\(Self.day(today, plus: 30))"),
+                as: coach)
+            let occurrences = try ahead.data([CareOccurrence].self)
+            #expect(occurrences.count == 31)
+            let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = berlin
+            for occurrence in occurrences {
+                let parts = calendar.dateComponents([.hour, .minute], from: occurrence.dueAt)
+                #expect(parts.hour == 7 && parts.minute == 30, "\(occurrence.date)")
+                #expect(occurrence.status == .pending && occurrence.assigneeId == ben.id)
+            }
+            // The schedule holds each one's reminder and its escalation.
+            let rows = try await harness.schedule(of: walk.id)
+            let tomorrow = Self.day(today, plus: 1)
+            #expect(rows.contains { $0.kind == "care_due" && $0.occurrence == tomorrow && $0.step == 0 })
+            #expect(rows.contains { $0.kind == "care_escalation" && $0.occurrence == tomorrow })
+
+            // Two members mark tomorrow's at once: one wins, the other sees who and when.
+            let mark = Self.path(club, "/\(walk.id)/occurrences/\(tomorrow)")
+            async let first = harness.call(.patch, mark, as: ada, json: #"{"status":"done"}"#)
+            async let second = harness.call(.patch, mark, as: ben, json: #"{"status":"skipped"}"#)
+            let replies = try await [first, second]
+            let won = try #require(replies.first { $0.status == .ok })
+            let lost = try #require(replies.first { $0.status == .conflict })
+            #expect(lost.errorCode == "OCCURRENCE_ALREADY_MARKED")
+            let marked = try won.data(CareOccurrence.self)
+            let details = (lost.json?["error"] as? [String: Any])?["details"] as? [String: Any]
+            #expect(details?["completedBy"] as? String == marked.completedBy?.lowercasedString)
+            #expect(details?["status"] as? String == marked.status.rawValue)
+            // Done is done: no snooze or reassignment after it.
+            let late = try await harness.call(.patch, mark, as: coach, json: #"{"assigneeId":"\#(ada.id)"}"#)
+            #expect(late.status == .conflict)
+
+            // Reassigning one occurrence changes that one only; snoozing moves its reminder.
+            let dayAfter = Self.day(today, plus: 2)
+            let reassigned = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)/occurrences/\(dayAfter)"), as: ben,
+                json: #"{"assigneeId":"\#(ada.id)"}"#
+            ).data(CareOccurrence.self)
+            #expect(reassigned.assigneeId == ada.id && reassigned.reassigned)
+            let snoozeUntil = Date().addingTimeInterval(3 * 3600)
+            let snoozed = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)/occurrences/\(dayAfter)"), as: ben,
+                json: #"{"snoozeUntil":"\#(JSONCoding.formatTimestamp(snoozeUntil))"}"#
+            ).data(CareOccurrence.self)
+            #expect(snoozed.snoozedUntil != nil)
+            let moved = try await harness.schedule(of: walk.id).filter { $0.occurrence == dayAfter }
+            #expect(
+                moved.contains {
+                    $0.kind == "care_due" && $0.step == 1 && abs($0.dueAt.timeIntervalSince(snoozeUntil)) < 0.01
+                })
+            #expect(!moved.contains { $0.kind == "care_due" && $0.step == 0 })
+
+            // Editing the time moves the occurrences still ahead; editing is any member's.
+            let edited = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)"), as: ben,
+                json: #"{"timeOfDay":"08:15","clear":["escalateAfterMinutes"]}"#)
+            #expect(edited.status == .ok)
+            let later = try await harness.call(
+                .get,
+                Self.path(
+                    club, "/\(walk.id)/occurrences?from=\(Self.day(today, plus: 5))&to=\(Self.day(today, plus: 5))"),
+                as: ben
+            ).data([CareOccurrence].self)
+            #expect(later.count == 1)
+            #expect(
+                calendar.dateComponents([.hour, .minute], from: try #require(later.first).dueAt)
+                    == DateComponents(hour: 8, minute: 15))
+            #expect(
+                try await harness.schedule(of: walk.id).filter { $0.kind == "care_escalation" && $0.firedAt == nil }
+                    .isEmpty)
+
+            // Deleting is its creator's or an admin's.
+            let byOther = try await harness.call(.delete, Self.path(club, "/\(walk.id)"), as: ben)
+            #expect(byOther.status == .forbidden)
+            #expect(try await harness.call(.delete, Self.path(club, "/\(walk.id)"), as: ada).status == .noContent)
+            #expect(try await harness.call(.get, Self.path(club, "/\(walk.id)"), as: ada).status == .notFound)
+            #expect(try await harness.schedule(of: walk.id).filter { $0.firedAt == nil }.isEmpty)
+        }
+    }
+
+    @Test func badInputIsRefusedOnItsFieldAndNothingIsStored() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let (coach, ada, eve) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Eve")
+            )
+            let club = try await api.club(of: coach, with: [ada])
+            let other = try await api.club(of: eve, with: [])
+            let cases: [(String, Int, String, String)] = [
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=HOURLY","timeOfDay":"07:30"}"#, 422, "UNSUPPORTED_RECURRENCE",
+                    "recurrenceRule"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY;BYHOUR=7","timeOfDay":"07:30"}"#, 422,
+                    "UNSUPPORTED_RECURRENCE", "recurrenceRule"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"7:30"}"#, 400, "VALIDATION_FAILED",
+                    "timeOfDay"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"24:00"}"#, 400, "VALIDATION_FAILED",
+                    "timeOfDay"
+                ),
+                (#"{"title":"","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#, 400, "VALIDATION_FAILED", "title"),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","assigneeId":"\#(eve.id)"}"#, 400,
+                    "VALIDATION_FAILED", "assigneeId"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","escalateAfterMinutes":525600}"#,
+                    400, "VALIDATION_FAILED", "escalateAfterMinutes"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","startsOn":"2026-02-30"}"#, 400,
+                    "VALIDATION_FAILED", "startsOn"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","colour":"red"}"#, 400,
+                    "VALIDATION_FAILED", "colour"
+                ),
+            ]
+            for (body, status, code, field) in cases {
+                let reply = try await harness.call(.post, Self.path(club), as: ada, json: body)
+                #expect(reply.status.code == status && reply.errorCode == code, "\(body): \(reply.status)")
+                let named =
+                    reply.fieldErrors[field] != nil
+                    || ((reply.json?["error"] as? [String: Any])?["details"] as? [String: Any])?["fields"] != nil
+                #expect(named, "\(body) names \(field)")
+            }
+            #expect(try await harness.call(.get, Self.path(club), as: ada).page(CareReminder.self).items.isEmpty)
+
+            let walk = try await harness.reminder(
+                in: club, by: ada, #"{"title":"Walk","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#)
+            let today = CareRoutes.today(in: "UTC")
+            let occurrence = Self.path(club, "/\(walk.id)/occurrences/\(Self.day(today, plus: 1))")
+            // A snooze into the past, a lead of a year, a non-member assignee, pending again.
+            let past = JSONCoding.formatTimestamp(Date().addingTimeInterval(-60))
+            let year = JSONCoding.formatTimestamp(Date().addingTimeInterval(365 * 86_400))
+            for (body, field) in [
+                (#"{"snoozeUntil":"\#(past)"}"#, "snoozeUntil"), (#"{"snoozeUntil":"\#(year)"}"#, "snoozeUntil"),
+                (#"{"assigneeId":"\#(eve.id)"}"#, "assigneeId"), (#"{"status":"pending"}"#, "status"), ("{}", "status"),
+            ] {
+                let reply = try await harness.call(.patch, occurrence, as: ada, json: body)
+                #expect(reply.status == .badRequest && reply.fieldErrors[field] != nil, "\(body): \(reply.status)")
+            }
+            let unchanged = try await harness.call(
+                .get,
+                Self.path(
+                    club, "/\(walk.id)/occurrences?from=\(Self.day(today, plus: 1))&to=\(Self.day(today, plus: 1))"),
+                as: ada
+            ).data([CareOccurrence].self)
+            #expect(unchanged.first?.snoozedUntil == nil && unchanged.first?.reassigned == false)
+            // Another community's reminder, through either community.
+            #expect(try await harness.call(.get, Self.path(other, "/\(walk.id)"), as: eve).status == .notFound)
+            #expect(try await harness.call(.get, Self.path(club, "/\(walk.id)"), as: eve).status == .notFound)
+            let foreign = try await harness.call(
+                .patch, Self.path(other, "/\(walk.id)"), as: eve, json: #"{"title":"Mine"}"#)
+            #expect(foreign.status == .notFound && foreign.errorCode == "REMINDER_NOT_FOUND")
+            // A date with no occurrence, a range too long, a range backwards.
+            #expect(
+                try await harness.call(
+                    .patch, Self.path(club, "/\(walk.id)/occurrences/1999-01-01"), as: ada,
+                    json: #"{"status":"done"}"#
+                ).errorCode == "OCCURRENCE_NOT_FOUND")
+            #expect(
+                try await harness.call(
+                    .get, Self.path(club, "/\(walk.id)/occurrences?from=2030-01-01&to=2031-01-01"),
+                    as: ada
+                ).fieldErrors["to"] != nil)
+            #expect(
+                try await harness.call(
+                    .get, Self.path(club, "/\(walk.id)/occurrences?from=2030-01-02&to=2030-01-01"),
+                    as: ada
+                ).fieldErrors["to"] != nil)
+        }
+    }
+
+    @Test func aDueReminderReachesItsAssigneeThenEveryoneUntilItIsDone() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben])
+            let walk = try await harness.reminder(
+                in: club, by: coach,
+                #"{"title":"Feed Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"18:00","assigneeId":"\#(ada.id)","escalateAfterMinutes":15}"#
+            )
+            let tomorrow = Self.day(CareRoutes.today(in: "UTC"), plus: 1)
+            try await harness.makeDue(walk.id, kind: "care_due", occurrence: tomorrow)
+            let due = try await harness.fired(walk.id, kind: "care_due")
+            #expect(due.count == 1)
+            #expect(
+                due.first?.recipients == [ada.id] && due.first?.title == "Feed Max" && due.first?.occurrence == tomorrow
+            )
+
+            // Still undone at the escalation: everyone hears.
+            try await harness.makeDue(walk.id, kind: "care_escalation", occurrence: tomorrow)
+            let escalated = try await harness.fired(walk.id, kind: "care_escalation")
+            #expect(Set(escalated.first?.recipients ?? []) == [coach.id, ada.id, ben.id])
+
+            // Done through the API: its reminder and escalation are no longer waiting.
+            let dayAfter = Self.day(tomorrow, plus: 1)
+            _ = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)/occurrences/\(dayAfter)"), as: ben, json: #"{"status":"done"}"#)
+            #expect(try await harness.schedule(of: walk.id).filter { $0.occurrence == dayAfter }.isEmpty)
+
+            // Done where no plan followed (a process that died after the commit): when the rows
+            // fall due they find their reason gone, send nothing, and say so.
+            let third = Self.day(tomorrow, plus: 2)
+            try await harness.database.transaction(userId: ben.id) { connection in
+                try await connection.query(
+                    """
+                    UPDATE care_occurrences SET status = 'done', completed_by = \(ben.id), completed_at = now()
+                    WHERE reminder_id = \(walk.id) AND local_date = \(third)::date
+                    """, logger: TestEnvironment.logger)
+            }
+            try await harness.makeDue(walk.id, kind: "care_escalation", occurrence: third)
+            try await harness.makeDue(walk.id, kind: "care_due", occurrence: third)
+            _ = try await harness.fired(walk.id, kind: "care_escalation", count: 2)
+            let rows = try await harness.schedule(of: walk.id).filter { $0.occurrence == third }
+            #expect(rows.count == 2 && rows.allSatisfy { $0.outcome == "gone" }, "\(rows)")
+            #expect(try await harness.messages(about: walk.id).filter { $0.due.occurrence == third }.isEmpty)
+        }
+    }
+
+    @Test func remindersAndOccurrencesTravelInSync() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.club(of: coach, with: [ada])
+            let first = try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: ada)
+            let token = try #require((first.json?["data"] as? [String: Any])?["syncToken"] as? String)
+            let walk = try await harness.reminder(
+                in: club, by: coach, #"{"title":"Walk","recurrenceRule":"FREQ=WEEKLY;BYDAY=MO","timeOfDay":"07:30"}"#)
+            let next = try await api.call(.get, "/api/v1/communities/\(club.id)/sync?since=\(token)", as: ada)
+            let data = try #require(next.json?["data"] as? [String: Any])
+            let reminders = try #require((data["reminders"] as? [String: Any])?["created"] as? [[String: Any]])
+            #expect(reminders.map { $0["id"] as? String } == [walk.id.lowercasedString])
+            let occurrences = try #require(
+                (data["reminderOccurrences"] as? [String: Any])?["created"] as? [[String: Any]])
+            #expect(
+                occurrences.count >= 8
+                    && occurrences.allSatisfy { $0["reminderId"] as? String == walk.id.lowercasedString })
+        }
+    }
+
+    static func day(_ text: String, plus days: Int) -> String {
+        CivilDate(isoText: text)?.adding(days: days)?.isoText ?? text
+    }
+}

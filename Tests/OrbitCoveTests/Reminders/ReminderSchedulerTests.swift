@@ -1,0 +1,175 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+
+@testable import NotificationsService
+@testable import RemindersService
+
+/// The scheduler fires each row once across replicas: a batch claimed by a replica that dies
+/// is fired by another, nothing twice; a replica that was down catches up and says how late.
+@Suite struct ReminderSchedulerTests {
+    /// `count` summary rows of one single event, due a moment ago: each sends its creator one
+    /// message, so messages and rows can be counted against each other. The event is in the
+    /// past, so no planner (another test's reminders service) plans it and replaces these rows.
+    static func dueRows(
+        _ count: Int, of event: UUID, in community: UUID, dueAgo seconds: Int = 1, database: Database
+    ) async throws {
+        try await database.transaction(scope: .system) { connection in
+            try await connection.query(
+                """
+                INSERT INTO reminder_schedule (community_id, kind, subject_id, occurrence, step, due_at)
+                SELECT \(community), 'rsvp_summary', \(event),
+                       to_char(timestamptz '2030-01-01 00:00:00+00' + n * interval '1 minute',
+                               'YYYY-MM-DD"T"HH24:MI:SS.000"Z"'),
+                       0, now() - \(seconds) * interval '1 second'
+                FROM generate_series(1, \(count)) AS n
+                """, logger: TestEnvironment.logger)
+        }
+    }
+
+    @Test func replicasFireEachRowOnceAndACrashedBatchIsFiredByAnother() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Final","startsAt":"2020-06-01T18:00:00Z","capacity":20}"#)
+            try await withTestDatabase { database in
+                // Planned an hour ahead, so no scheduler (another test's) takes them yet.
+                try await Self.dueRows(600, of: event.id, in: club.id, dueAgo: -3600, database: database)
+                // A replica claims 200 and dies before committing: its backend is terminated.
+                let claimed = AsyncStream.makeStream(of: Int32.self)
+                let dying = Task {
+                    try await database.transaction(scope: .system) { connection in
+                        var pid: Int32 = 0
+                        for try await value in try await connection.query(
+                            "SELECT pg_backend_pid()", logger: TestEnvironment.logger
+                        ).decode(Int32.self) {
+                            pid = value
+                        }
+                        let rows = try await connection.query(
+                            """
+                            SELECT id FROM reminder_schedule WHERE subject_id = \(event.id) AND fired_at IS NULL
+                            ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED
+                            """, logger: TestEnvironment.logger
+                        ).collect()
+                        #expect(rows.count == 200)
+                        claimed.continuation.yield(pid)
+                        try await connection.query("SELECT pg_sleep(30)", logger: TestEnvironment.logger)
+                    }
+                }
+                var iterator = claimed.stream.makeAsyncIterator()
+                let pid = try #require(await iterator.next())
+                // The other 400 fall due; two live replicas fire in small batches meanwhile.
+                try await Self.makeDue(event.id, database: database)
+                var one = ReminderFiring(database: database, logger: TestEnvironment.logger)
+                one.batchSize = 50
+                var two = ReminderFiring(database: database, logger: TestEnvironment.logger)
+                two.batchSize = 70
+                async let firstReplica: Int = Self.fireAll(one)
+                async let secondReplica: Int = Self.fireAll(two)
+                _ = try await firstReplica + secondReplica
+                // Whoever fired (another test's scheduler may have too, and be committing a batch
+                // this one skipped), the 400 are fired and the held 200 wait.
+                let firedCount: PostgresQuery =
+                    "SELECT count(*)::int FROM reminder_schedule WHERE subject_id = \(event.id) AND fired_at IS NOT NULL"
+                #expect(try await eventually { try await count(firedCount, in: database) == 400 })
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(try await count(firedCount, in: database) == 400)
+                _ = try await count("SELECT count(*)::int FROM (SELECT pg_terminate_backend(\(pid))) t", in: database)
+                _ = await dying.result
+                try await Self.makeDue(event.id, database: database)
+                async let after: Int = Self.fireAll(one)
+                async let afterToo: Int = Self.fireAll(two)
+                _ = try await after + afterToo
+
+                #expect(
+                    try await eventually {
+                        try await count(
+                            "SELECT count(*)::int FROM reminder_schedule WHERE subject_id = \(event.id) AND outcome = 'sent'",
+                            in: database) == 600
+                    })
+                let messages = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox
+                    WHERE message_type = 'reminder.due' AND data ->> 'subjectId' = \(event.id.lowercasedString)
+                    """, in: database)
+                let distinct = try await count(
+                    """
+                    SELECT count(DISTINCT (data ->> 'occurrence'))::int FROM outbox
+                    WHERE message_type = 'reminder.due' AND data ->> 'subjectId' = \(event.id.lowercasedString)
+                    """, in: database)
+                #expect(messages == 600 && distinct == 600)
+            }
+        }
+    }
+
+    /// The subject's unfired rows that no transaction holds, due a moment ago.
+    static func makeDue(_ subject: UUID, database: Database) async throws {
+        try await database.transaction(scope: .system) { connection in
+            try await connection.query(
+                """
+                UPDATE reminder_schedule SET due_at = now() - interval '1 second'
+                WHERE id IN (SELECT id FROM reminder_schedule WHERE subject_id = \(subject) AND fired_at IS NULL
+                             FOR UPDATE SKIP LOCKED)
+                """, logger: TestEnvironment.logger)
+        }
+    }
+
+    static func fireAll(_ firing: ReminderFiring) async throws -> Int {
+        var fired = 0
+        while true {
+            let batch = try await firing.fireBatch()
+            if batch == 0 { return fired }
+            fired += batch
+        }
+    }
+
+    @Test func aReplicaThatWasDownCatchesUpAndSaysHowLate() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Final","startsAt":"2020-06-01T18:00:00Z","capacity":20}"#)
+            try await withTestDatabase { database in
+                try await Self.dueRows(3, of: event.id, in: club.id, dueAgo: 25 * 60, database: database)
+                _ = try await Self.fireAll(ReminderFiring(database: database, logger: TestEnvironment.logger))
+                let late = try await database.transaction(scope: .system) { connection in
+                    var found: [ReminderDue] = []
+                    for try await data in try await connection.query(
+                        """
+                        SELECT data::text FROM outbox
+                        WHERE message_type = 'reminder.due' AND data ->> 'subjectId' = \(event.id.lowercasedString)
+                        """, logger: TestEnvironment.logger
+                    ).decode(String.self) {
+                        found.append(try JSONCoding.decoder.decode(ReminderDue.self, from: Data(data.utf8)))
+                    }
+                    return found
+                }
+                #expect(late.count == 3)
+                for due in late {
+                    #expect((25 * 60..<26 * 60).contains(due.lateSeconds))
+                    #expect(due.recipients == [coach.id])
+                    #expect(ReminderWording.late(due) == " (sent 25 minutes late)")
+                }
+            }
+        }
+    }
+
+    @Test func aMessageIdIsTheSameForTheSameReminderAndDiffersOtherwise() {
+        let subject = UUID()
+        func due(_ kind: ReminderKind, _ occurrence: String, _ step: Int) -> ReminderDue {
+            ReminderDue(
+                kind: kind, communityId: UUID(), communityName: "x", subjectId: subject, occurrence: occurrence,
+                step: step, recipients: [UUID()], title: "t", dueAt: Date(), firedAt: Date())
+        }
+        let first = ReminderFiring.messageId(due(.eventReminder, "2030-01-01T00:00:00.000Z", 60))
+        #expect(first == ReminderFiring.messageId(due(.eventReminder, "2030-01-01T00:00:00.000Z", 60)))
+        let others = [
+            due(.eventReminder, "2030-01-01T00:00:00.000Z", 30), due(.rsvpNudge, "2030-01-01T00:00:00.000Z", 60),
+            due(.eventReminder, "2030-01-02T00:00:00.000Z", 60),
+        ].map(ReminderFiring.messageId)
+        #expect(Set(others + [first]).count == 4)
+    }
+}
