@@ -142,6 +142,11 @@ import Yams
             #expect(values(schema, "purpose") == Set(MediaPurpose.allCases.map(\.rawValue)), "\(schema)")
         }
         #expect(values("Media", "status") == Set(MediaStatus.allCases.map(\.rawValue)))
+        #expect(values("CareOccurrence", "status") == Set(CareOccurrenceStatus.allCases.map(\.rawValue)))
+        // A request marks an occurrence: it never asks for one to be pending again.
+        #expect(
+            values("UpdateCareOccurrenceRequest", "status")
+                == Set(CareOccurrenceStatus.allCases.filter { $0 != .pending }.map(\.rawValue)))
         let languages = (schemas["CommunitySettingsRequest"] as? [String: Any]).flatMap {
             (($0["properties"] as? [String: Any])?["searchLanguage"] as? [String: Any])?["enum"] as? [String]
         }

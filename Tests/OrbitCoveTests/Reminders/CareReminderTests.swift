@@ -290,3 +290,39 @@ import Testing
         CivilDate(isoText: text)?.adding(days: days)?.isoText ?? text
     }
 }
+
+/// What fires reaches people as notifications, once each, in their history and on their
+/// devices, with the words of its kind.
+@Suite struct ReminderNotificationTests {
+    @Test func aCareReminderBecomesOneNotificationForItsAssignee() async throws {
+        try await RemindersHarness.run { harness in
+            try await NotificationsHarness.run(harness.api) { notes in
+                let api = harness.api
+                let (coach, ada, ben) = (
+                    try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+                )
+                let club = try await api.club(of: coach, with: [ada, ben])
+                let token = try await notes.device(for: ada)
+                let walk = try await harness.reminder(
+                    in: club, by: coach,
+                    #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","assigneeId":"\#(ada.id)"}"#)
+                let tomorrow = CareReminderTests.day(CareRoutes.today(in: "UTC"), plus: 1)
+                try await harness.makeDue(walk.id, kind: "care_due", occurrence: tomorrow)
+                _ = try await harness.fired(walk.id, kind: "care_due")
+                let heard = try await eventually(timeout: .seconds(20)) {
+                    try await notes.history(of: ada).contains { $0.type == .careReminder }
+                }
+                #expect(heard)
+                let rows = try await notes.history(of: ada).filter { $0.type == .careReminder }
+                #expect(rows.count == 1)
+                #expect(rows.first?.title == "Walk Max")
+                #expect(rows.first?.data["reminderId"] == .string(walk.id.lowercasedString))
+                #expect(rows.first?.data["occurrenceDate"] == .string(tomorrow))
+                #expect(try await eventually { !notes.pushes(to: token, of: "care_reminder").isEmpty })
+                // Nobody else was told.
+                #expect(try await notes.history(of: ben).filter { $0.type == .careReminder }.isEmpty)
+                #expect(try await notes.history(of: coach).filter { $0.type == .careReminder }.isEmpty)
+            }
+        }
+    }
+}

@@ -51,7 +51,29 @@ struct ReminderHorizon: Sendable {
             if count < limit { break }
         }
         if planned > 0 { wake() }
+        try await prune()
         return planned
+    }
+
+    /// What nobody needs any more: rows fired more than 30 days ago (their messages went long
+    /// ago; the notifications keep the history), and the horizon entries of events that have
+    /// ended (nothing of theirs can fall due again).
+    func prune() async throws {
+        try await database.transaction(scope: .system) { connection in
+            try await connection.query(
+                """
+                DELETE FROM reminder_schedule
+                WHERE id IN (SELECT id FROM reminder_schedule WHERE fired_at < now() - interval '30 days' LIMIT 10000)
+                """, logger: logger)
+            try await connection.query(
+                """
+                DELETE FROM reminder_subjects s USING events e
+                WHERE s.kind = 'event' AND e.id = s.subject_id
+                  AND (CASE WHEN e.recurrence_rule IS NULL THEN e.starts_at
+                            ELSE coalesce(e.recurrence_end, 'infinity') END) < now() - interval '2 days'
+                  AND NOT EXISTS (SELECT 1 FROM reminder_schedule r WHERE r.subject_id = s.subject_id AND r.fired_at IS NULL)
+                """, logger: logger)
+        }
     }
 
     /// Subjects nobody planned yet: live events that have not ended, active dues, care reminders.
