@@ -430,7 +430,9 @@ enum InviteStoreCodes {
 func outboxTypes(_ communityId: UUID, _ database: Database) async throws -> [String] {
     try await database.transaction(scope: .system) { connection in
         let rows = try await connection.query(
-            "SELECT message_type FROM outbox WHERE community_id = \(communityId) ORDER BY seq",
+            """
+            SELECT message_type FROM outbox WHERE community_id = \(communityId) AND queue = 'notifications' ORDER BY seq
+            """,
             logger: TestEnvironment.logger)
         var types: [String] = []
         for try await type in rows.decode(String.self) { types.append(type) }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import OrbitCoveInfra
 import OrbitCoveModels
+import Synchronization
 
 /// The reminders service: shared care reminders (routes under
 /// `/api/v1/communities/{id}/reminders`), and a scheduler that fires event reminders, RSVP
@@ -23,9 +24,8 @@ package enum RemindersApplication {
     ) throws -> ServiceParts {
         let settings = try RemindersSettings(environment: environment)
         let kit = try ServiceKit(runtime: runtime)
-        let wakeups = OutboxWakeups()
-        let horizon = ReminderHorizon(
-            database: kit.database, logger: runtime.logger("horizon"), wake: { wakeups.wake() })
+        let wakeups = SchedulerWakeups()
+        let horizon = ReminderHorizon(database: kit.database, logger: runtime.logger("horizon"), wakeups: wakeups)
         let worker = try kit.queueWorker(queue: .reminders, consumer: consumerName) { handlers in
             register(&handlers, horizon: horizon)
         }
@@ -40,13 +40,19 @@ package enum RemindersApplication {
         CareRoutes(store: store).register(on: kit.communityRoutes(on: router))
         var firing = ReminderFiring(database: kit.database, logger: runtime.logger("scheduler"))
         firing.batchSize = settings.batchSize
-        let scheduler = ReminderScheduler(firing: firing, wakeups: wakeups, logger: runtime.logger("scheduler"))
-        let filling = PeriodicJob(
-            "reminder horizon", every: .seconds(settings.horizonSeconds), logger: runtime.logger("horizon")
+        var scheduler = ReminderScheduler(firing: firing, wakeups: wakeups, logger: runtime.logger("scheduler"))
+        scheduler.longestSleep = .seconds(settings.longestSleepSeconds)
+        // Subjects nobody planned yet (what existed before the service, or before a restart
+        // that lost a message) are looked for at the first pass and then once a day.
+        let passes = Atomic<Int>(0)
+        let perDay = max(1, 86_400 / settings.planSeconds)
+        let planning = PeriodicJob(
+            "reminder planning", every: .seconds(settings.planSeconds), logger: runtime.logger("horizon")
         ) {
-            try await horizon.fill()
+            let pass = passes.add(1, ordering: .relaxed).oldValue
+            try await horizon.fill(discovering: pass % perDay == 0)
         }
-        return ServiceParts(router: router, services: kit.services + worker.services + [scheduler, filling])
+        return ServiceParts(router: router, services: kit.services + worker.services + [scheduler, planning])
     }
 
     /// Every message type core sends to `reminders`, so none is dead-lettered: each says what
@@ -62,7 +68,8 @@ package enum RemindersApplication {
             horizon.wakeSoon()
         }
         handlers.on(DuesChanged.self) { envelope, connection, _ in
-            try await horizon.planDues(envelope.data.duesId, on: connection)
+            var settings = CommunityReminders.Known()
+            try await horizon.planDues(envelope.data.duesId, settings: &settings, on: connection)
             horizon.wakeSoon()
         }
         handlers.on(ReminderLeadsChanged.self) { envelope, connection, _ in

@@ -8,14 +8,17 @@ package struct RemindersSettings: Sendable {
     package var writesPerMinute: Int
     /// Rows claimed per firing transaction.
     package var batchSize: Int
-    /// How often the horizon pass plans subjects whose horizon moved or that changed unseen.
-    package var horizonSeconds: Int
+    /// How often the planning pass tops up the horizon and plans what members changed unseen.
+    package var planSeconds: Int
+    /// The longest the scheduler sleeps without looking for rows another replica planned.
+    package var longestSleepSeconds: Int
 
     package init(environment env: OrbitCoveInfra.Environment = .init()) throws {
         readsPerMinute = try env.int("ORBITCOVE_REMINDERS_READS_PER_MINUTE", default: 600)
         writesPerMinute = try env.int("ORBITCOVE_REMINDERS_WRITES_PER_MINUTE", default: 120)
         batchSize = try env.int("ORBITCOVE_REMINDERS_BATCH", default: 1_000, in: 1...10_000)
-        horizonSeconds = try env.int("ORBITCOVE_REMINDERS_HORIZON_SECONDS", default: 600, in: 1...86_400)
+        planSeconds = try env.int("ORBITCOVE_REMINDERS_PLAN_SECONDS", default: 600, in: 1...86_400)
+        longestSleepSeconds = try env.int("ORBITCOVE_REMINDERS_LONGEST_SLEEP_SECONDS", default: 20, in: 1...300)
     }
 
     var readLimit: RateLimit { RateLimit(name: "reminders-reads", limit: readsPerMinute, period: .seconds(60)) }

@@ -43,6 +43,8 @@ CREATE TABLE care_occurrences (
     CHECK ((status = 'pending') = (completed_at IS NULL))
 );
 CREATE INDEX care_occurrences_due ON care_occurrences (reminder_id, due_at);
+-- Sync pages a community's occurrences by id.
+CREATE INDEX care_occurrences_community ON care_occurrences (community_id, id);
 
 -- What fires, when: one row per (kind, subject, occurrence, step), fired once. `subject_id` is
 -- the event (series), dues or care reminder; `occurrence` the instance's original start, the
@@ -62,7 +64,8 @@ CREATE TABLE reminder_schedule (
     instance_start timestamptz,
     fired_at timestamptz,
     -- sent: a message went out; nobody: its reason held for no one; gone: its reason went away.
-    outcome text CHECK (outcome IN ('sent', 'nobody', 'gone')),
+    -- failed: working out its reason failed (its error is logged); it is not tried again.
+    outcome text CHECK (outcome IN ('sent', 'nobody', 'gone', 'failed')),
     recipients integer,
     UNIQUE (kind, subject_id, occurrence, step),
     CHECK ((fired_at IS NULL) = (outcome IS NULL))
@@ -105,14 +108,34 @@ CREATE POLICY care_reminders_create ON care_reminders FOR INSERT
         AND (assignee_id IS NULL OR EXISTS (
             SELECT 1 FROM members m WHERE m.community_id = care_reminders.community_id
               AND m.user_id = care_reminders.assignee_id AND m.left_at IS NULL))));
+-- An assignee named by an update must be a member (the guard below): checked when it changes,
+-- so a reminder whose assignee has since left can still be edited and deleted.
 CREATE POLICY care_reminders_change ON care_reminders FOR UPDATE
     USING (app_is_system() OR community_id = ANY ((SELECT app_member_community_ids())::uuid[]))
-    WITH CHECK (app_is_system() OR (
-        community_id = ANY ((SELECT app_member_community_ids())::uuid[])
-        AND (assignee_id IS NULL OR EXISTS (
-            SELECT 1 FROM members m WHERE m.community_id = care_reminders.community_id
-              AND m.user_id = care_reminders.assignee_id AND m.left_at IS NULL))));
+    WITH CHECK (app_is_system() OR community_id = ANY ((SELECT app_member_community_ids())::uuid[]));
 CREATE POLICY care_reminders_delete ON care_reminders FOR DELETE USING (app_is_system());
+
+-- Whether `person` is a current member of `community`, for the guards' assignee checks.
+CREATE FUNCTION care_assignable(community uuid, person uuid) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT person IS NULL OR EXISTS (
+        SELECT 1 FROM members m WHERE m.community_id = community AND m.user_id = person AND m.left_at IS NULL)
+$$;
+
+-- A member's new reminder starts as new: its times and version are the database's.
+CREATE FUNCTION care_reminders_new() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT app_is_system() THEN
+        NEW.created_at := now();
+        NEW.updated_at := now();
+        NEW.sequence := 0;
+    END IF;
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER care_reminders_new BEFORE INSERT ON care_reminders
+    FOR EACH ROW EXECUTE FUNCTION care_reminders_new();
 
 CREATE FUNCTION care_reminders_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -121,6 +144,9 @@ BEGIN
     IF NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.created_by IS DISTINCT FROM OLD.created_by
        OR NEW.created_at IS DISTINCT FROM OLD.created_at OR OLD.deleted_at IS NOT NULL THEN
         RAISE EXCEPTION 'a reminder keeps its community, creator and deletion' USING ERRCODE = '42501';
+    END IF;
+    IF NEW.assignee_id IS DISTINCT FROM OLD.assignee_id AND NOT care_assignable(NEW.community_id, NEW.assignee_id) THEN
+        RAISE EXCEPTION 'a reminder is assigned to a member' USING ERRCODE = '42501';
     END IF;
     IF NEW.deleted_at IS NOT NULL AND OLD.created_by IS DISTINCT FROM app_current_user_id()
        AND NOT OLD.community_id = ANY (app_admin_community_ids()) THEN
@@ -139,26 +165,38 @@ CREATE POLICY care_occurrences_read ON care_occurrences FOR SELECT
 CREATE POLICY care_occurrences_create ON care_occurrences FOR INSERT WITH CHECK (app_is_system());
 CREATE POLICY care_occurrences_change ON care_occurrences FOR UPDATE
     USING (app_is_system() OR community_id = ANY ((SELECT app_member_community_ids())::uuid[]))
-    WITH CHECK (app_is_system() OR (
-        community_id = ANY ((SELECT app_member_community_ids())::uuid[])
-        AND (assignee_id IS NULL OR EXISTS (
-            SELECT 1 FROM members m WHERE m.community_id = care_occurrences.community_id
-              AND m.user_id = care_occurrences.assignee_id AND m.left_at IS NULL))));
+    WITH CHECK (app_is_system() OR community_id = ANY ((SELECT app_member_community_ids())::uuid[]));
 CREATE POLICY care_occurrences_delete ON care_occurrences FOR DELETE USING (app_is_system());
 
--- A member marks an occurrence as themselves, once: what was done stays done, and where and
--- when it falls is the system's.
+-- What a member may do to an occurrence still pending, one thing at a time: mark it (as
+-- themselves, now), snooze it once more (to within a week), or reassign it (to a member).
+-- Where and when it falls is the system's, and what was marked stays as it was.
 CREATE FUNCTION care_occurrences_guard() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF app_is_system() THEN RETURN NEW; END IF;
-    IF NEW.reminder_id IS DISTINCT FROM OLD.reminder_id OR NEW.community_id IS DISTINCT FROM OLD.community_id
-       OR NEW.local_date IS DISTINCT FROM OLD.local_date OR NEW.due_at IS DISTINCT FROM OLD.due_at
-       OR (OLD.status <> 'pending' AND (NEW.status, NEW.completed_by, NEW.completed_at)
-                                       IS DISTINCT FROM (OLD.status, OLD.completed_by, OLD.completed_at))
-       OR (NEW.status <> 'pending' AND OLD.status = 'pending' AND NEW.completed_by IS DISTINCT FROM app_current_user_id())
-       OR (NEW.snoozed_until IS DISTINCT FROM OLD.snoozed_until AND NEW.snoozed_until <= now()) THEN
-        RAISE EXCEPTION 'an occurrence is marked once, by the member marking it' USING ERRCODE = '42501';
+    IF OLD.status <> 'pending'
+       OR (NEW.reminder_id, NEW.community_id, NEW.local_date, NEW.due_at)
+          IS DISTINCT FROM (OLD.reminder_id, OLD.community_id, OLD.local_date, OLD.due_at) THEN
+        RAISE EXCEPTION 'a marked occurrence, and when any falls, are not a member''s to change'
+            USING ERRCODE = '42501';
+    END IF;
+    IF NEW.status <> 'pending' THEN
+        IF NEW.completed_by IS DISTINCT FROM app_current_user_id() THEN
+            RAISE EXCEPTION 'an occurrence is marked by the member marking it' USING ERRCODE = '42501';
+        END IF;
+        NEW.completed_at := now();
+    ELSIF (NEW.completed_by, NEW.completed_at) IS DISTINCT FROM (OLD.completed_by, OLD.completed_at) THEN
+        RAISE EXCEPTION 'an occurrence is marked by the member marking it' USING ERRCODE = '42501';
+    END IF;
+    IF (NEW.snoozed_until, NEW.snoozes) IS DISTINCT FROM (OLD.snoozed_until, OLD.snoozes)
+       AND NOT (NEW.snoozes = OLD.snoozes + 1 AND NEW.snoozed_until > now()
+                AND NEW.snoozed_until <= now() + interval '7 days') THEN
+        RAISE EXCEPTION 'a snooze is once more, to within a week' USING ERRCODE = '42501';
+    END IF;
+    IF NEW.assignee_id IS DISTINCT FROM OLD.assignee_id
+       AND NOT care_assignable(NEW.community_id, NEW.assignee_id) THEN
+        RAISE EXCEPTION 'an occurrence is assigned to a member' USING ERRCODE = '42501';
     END IF;
     NEW.updated_at := now();
     RETURN NEW;
@@ -181,3 +219,27 @@ CREATE TRIGGER trigger_change_log AFTER INSERT OR UPDATE ON care_occurrences
     FOR EACH ROW EXECUTE FUNCTION log_community_change('reminder_occurrence');
 CREATE TRIGGER trigger_change_log_delete AFTER DELETE ON care_occurrences
     FOR EACH ROW EXECUTE FUNCTION log_community_change('reminder_occurrence');
+
+-- A member's change to a care reminder or an occurrence marks its subject for planning, in the
+-- same transaction: the service plans it after the commit, and if that never happens (the
+-- process died) the horizon's next pass finds the mark. The planner's own writes (as the
+-- system) mark nothing.
+CREATE FUNCTION care_needs_planning() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+DECLARE
+    subject uuid;
+BEGIN
+    IF NOT app_is_system() THEN
+        -- TG_ARGV[0] names the column holding the reminder's id (each table's own).
+        IF TG_ARGV[0] = 'id' THEN subject := NEW.id; ELSE subject := NEW.reminder_id; END IF;
+        INSERT INTO reminder_subjects (kind, subject_id, community_id, filled_until)
+        VALUES ('care', subject, NEW.community_id, '-infinity')
+        ON CONFLICT (kind, subject_id) DO UPDATE SET filled_until = '-infinity';
+    END IF;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER care_reminders_planning AFTER INSERT OR UPDATE ON care_reminders
+    FOR EACH ROW EXECUTE FUNCTION care_needs_planning('id');
+CREATE TRIGGER care_occurrences_planning AFTER UPDATE ON care_occurrences
+    FOR EACH ROW EXECUTE FUNCTION care_needs_planning('reminder_id');

@@ -289,7 +289,7 @@ import Testing
             try await withTestDatabase { database in
                 let told = try await count(
                     """
-                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.updated'
+                    SELECT count(*)::int FROM outbox WHERE queue = 'notifications' AND message_type = 'event.updated'
                       AND data -> 'event' ->> 'eventId' = \(party.id.lowercasedString)
                       AND data -> 'changes' ? 'cancelled' AND data -> 'answeredUserIds' ? \(ada.id.lowercasedString)
                     """, in: database)
@@ -394,14 +394,14 @@ import Testing
             try await withTestDatabase { database in
                 let created = try await count(
                     """
-                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.created'
+                    SELECT count(*)::int FROM outbox WHERE queue = 'notifications' AND message_type = 'event.created'
                       AND data -> 'event' ->> 'eventId' = \(series.id.lowercasedString)
                       AND data -> 'event' ->> 'recurrenceRule' = 'FREQ=WEEKLY;COUNT=4'
                       AND data -> 'event' ->> 'timeZone' = 'Europe/Berlin' AND (data ->> 'rsvpRequested')::boolean
                     """, in: database)
                 let updated = try await count(
                     """
-                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.updated'
+                    SELECT count(*)::int FROM outbox WHERE queue = 'notifications' AND message_type = 'event.updated'
                       AND data -> 'event' ->> 'eventId' = \(series.id.lowercasedString)
                       AND data ->> 'scope' = 'this' AND data -> 'changes' ?& array['place', 'time']
                       AND data -> 'event' ->> 'recurrenceId' IS NOT NULL

@@ -88,7 +88,7 @@ import Testing
                     let message = try #require(
                         try await database.systemQuery(
                             """
-                            SELECT id FROM outbox WHERE message_type = 'event.created'
+                            SELECT id FROM outbox WHERE message_type = 'event.created' AND queue = 'notifications'
                               AND data -> 'event' ->> 'eventId' = \(event.id.lowercasedString)
                             """
                         ).first?.decode(UUID.self))

@@ -246,10 +246,11 @@ import Testing
                 .patch, Self.path(club, "/\(walk.id)/occurrences/\(dayAfter)"), as: ben, json: #"{"status":"done"}"#)
             #expect(try await harness.schedule(of: walk.id).filter { $0.occurrence == dayAfter }.isEmpty)
 
-            // Done where no plan followed (a process that died after the commit): when the rows
-            // fall due they find their reason gone, send nothing, and say so.
+            // Done where no plan followed (written as the system here, which marks nothing for
+            // planning, as a process that died after its commit would leave it until the next
+            // pass): when the rows fall due they find their reason gone, send nothing, and say so.
             let third = Self.day(tomorrow, plus: 2)
-            try await harness.database.transaction(userId: ben.id) { connection in
+            try await harness.database.transaction(scope: .system) { connection in
                 try await connection.query(
                     """
                     UPDATE care_occurrences SET status = 'done', completed_by = \(ben.id), completed_at = now()
@@ -286,6 +287,67 @@ import Testing
         }
     }
 
+    @Test func aReminderWhoseAssigneeLeftCanStillBeEditedMarkedAndDeleted() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben])
+            let walk = try await harness.reminder(
+                in: club, by: ben,
+                #"{"title":"Walk","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","assigneeId":"\#(ada.id)"}"#)
+            let tomorrow = Self.day(CareRoutes.today(in: "UTC"), plus: 1)
+            let reassigned = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)/occurrences/\(tomorrow)"), as: ben,
+                json: #"{"assigneeId":"\#(ada.id)"}"#)
+            #expect(reassigned.status == .ok)
+            #expect(try await api.call(.post, "/api/v1/communities/\(club.id)/leave", as: ada).status == .noContent)
+            let edited = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)"), as: ben, json: #"{"title":"Walk Max"}"#)
+            #expect(edited.status == .ok)
+            let marked = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)/occurrences/\(tomorrow)"), as: ben, json: #"{"status":"done"}"#)
+            #expect(marked.status == .ok)
+            // Nobody can give it to her again; what is due goes to everyone meanwhile.
+            let again = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)"), as: ben, json: #"{"assigneeId":"\#(ada.id)"}"#)
+            #expect(again.status == .badRequest && again.fieldErrors["assigneeId"] != nil)
+            let dayAfter = Self.day(tomorrow, plus: 1)
+            try await harness.makeDue(walk.id, kind: "care_due", occurrence: dayAfter)
+            let due = try await harness.fired(walk.id, kind: "care_due")
+            #expect(Set(due.first?.recipients ?? []) == [coach.id, ben.id])
+            #expect(try await harness.call(.delete, Self.path(club, "/\(walk.id)"), as: ben).status == .noContent)
+        }
+    }
+
+    @Test func aNewReminderMakesNoOccurrenceThatFellDueBeforeIt() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            // A time a few minutes past: today's (or, just after midnight, yesterday's) is gone.
+            let past = Date().addingTimeInterval(-300)
+            var utc = Calendar(identifier: .gregorian)
+            utc.timeZone = .gmt
+            let parts = utc.dateComponents([.hour, .minute], from: past)
+            let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+            let created = Date()
+            let walk = try await harness.reminder(
+                in: club, by: coach,
+                #"{"title":"Walk","recurrenceRule":"FREQ=DAILY","timeOfDay":"\#(time)","escalateAfterMinutes":60}"#)
+            let today = CareRoutes.today(in: "UTC")
+            let made = try await harness.call(
+                .get,
+                Self.path(
+                    club, "/\(walk.id)/occurrences?from=\(Self.day(today, plus: -1))&to=\(Self.day(today, plus: 2))"),
+                as: coach
+            ).data([CareOccurrence].self)
+            #expect(!made.isEmpty && made.allSatisfy { $0.dueAt > created.addingTimeInterval(-1) }, "\(made)")
+            #expect(try await harness.schedule(of: walk.id).allSatisfy { $0.dueAt > created })
+        }
+    }
+
     static func day(_ text: String, plus days: Int) -> String {
         CivilDate(isoText: text)?.adding(days: days)?.isoText ?? text
     }
@@ -305,7 +367,8 @@ import Testing
                 let token = try await notes.device(for: ada)
                 let walk = try await harness.reminder(
                     in: club, by: coach,
-                    #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","assigneeId":"\#(ada.id)"}"#)
+                    #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","assigneeId":"\#(ada.id)"}"#
+                )
                 let tomorrow = CareReminderTests.day(CareRoutes.today(in: "UTC"), plus: 1)
                 try await harness.makeDue(walk.id, kind: "care_due", occurrence: tomorrow)
                 _ = try await harness.fired(walk.id, kind: "care_due")
@@ -318,7 +381,16 @@ import Testing
                 #expect(rows.first?.title == "Walk Max")
                 #expect(rows.first?.data["reminderId"] == .string(walk.id.lowercasedString))
                 #expect(rows.first?.data["occurrenceDate"] == .string(tomorrow))
-                #expect(try await eventually { !notes.pushes(to: token, of: "care_reminder").isEmpty })
+                // Pushed to her phone, and accepted by the APNs stand-in.
+                let row = try #require(rows.first)
+                #expect(
+                    try await eventually {
+                        try await count(
+                            """
+                            SELECT count(*)::int FROM push_receipts
+                            WHERE notification_id = \(row.id) AND token = \(token) AND status = 200
+                            """, in: harness.database) == 1
+                    })
                 // Nobody else was told.
                 #expect(try await notes.history(of: ben).filter { $0.type == .careReminder }.isEmpty)
                 #expect(try await notes.history(of: coach).filter { $0.type == .careReminder }.isEmpty)

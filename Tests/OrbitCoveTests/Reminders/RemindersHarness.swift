@@ -25,7 +25,11 @@ struct RemindersHarness: Sendable {
             let runtime = try TestEnvironment.runtime(
                 name: "orbitcove-reminders", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
             let app = runtime.makeApplication(
-                try RemindersApplication.parts(runtime: runtime, environment: Environment(extra)))
+                try RemindersApplication.parts(
+                    runtime: runtime,
+                    // A row a test makes due is fired within a second, not the 20 s idle sleep.
+                    environment: Environment(
+                        ["ORBITCOVE_REMINDERS_LONGEST_SLEEP_SECONDS": "1"].merging(extra) { _, new in new })))
             try await app.test(.router) { client in
                 try await withTestDatabase { database in
                     try await body(RemindersHarness(api: api, reminders: client, database: database))

@@ -291,24 +291,21 @@ enum NotificationCatalog {
             let words = ReminderWording.words(due)
             var link = DeepLink(communityId: due.communityId)
             var series: UUID?
-            var collapseId: String?
             switch due.kind {
             case .eventReminder, .rsvpNudge, .rsvpSummary:
                 link.eventId = due.subjectId
                 link.recurrenceId = due.recurrenceId
                 series = due.subjectId
-                collapseId = "reminder-\(due.subjectId.lowercasedString)-\(due.occurrence)"
             case .duesReminder:
                 link.duesId = due.subjectId
             case .careDue, .careEscalation:
                 link.reminderId = due.subjectId
                 link.occurrenceDate = due.occurrence
-                collapseId = "care-\(due.subjectId.lowercasedString)-\(due.occurrence)"
             }
             return [
                 Notice(
                     audience: audience, type: words.type, title: words.title, body: words.body + late, link: link,
-                    series: series, collapseId: collapseId)
+                    series: series, collapseId: ReminderWording.collapseId(due))
             ]
         }
     }

@@ -36,7 +36,9 @@ enum ReminderWording {
             let title =
                 due.step < 0
                 ? "\(due.title): \(owed)due \(due.occurrence)"
-                : "\(due.title) is overdue: \(owed)was due \(due.occurrence)"
+                : due.step == 0
+                    ? "\(due.title): \(owed)due today"
+                    : "\(due.title) is overdue: \(owed)was due \(due.occurrence)"
             return Words(type: .paymentRequest, title: title, body: "Dues in \(due.communityName)")
         case .careDue:
             return Words(type: .careReminder, title: due.title, body: "Due now in \(due.communityName).")
@@ -44,6 +46,19 @@ enum ReminderWording {
             return Words(
                 type: .careReminder, title: "Still not done: \(due.title)",
                 body: "It was due a while ago in \(due.communityName). Can someone take it?")
+        }
+    }
+
+    /// One per event instance or care occurrence (a later reminder of it replaces the earlier
+    /// push on the lock screen); within APNs' 64 bytes, as the column holding it.
+    static func collapseId(_ due: ReminderDue) -> String? {
+        let subject = due.subjectId.lowercasedString
+        switch due.kind {
+        case .eventReminder, .rsvpNudge, .rsvpSummary:
+            let instance = due.recurrenceId.map { Int($0.timeIntervalSince1970) } ?? 0
+            return "remind-\(subject)-\(instance)"
+        case .duesReminder: return nil
+        case .careDue, .careEscalation: return "care-\(subject)-\(due.occurrence)"
         }
     }
 

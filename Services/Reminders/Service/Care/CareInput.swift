@@ -91,9 +91,11 @@ enum CareInput {
         case .keep: break
         }
         switch reader.instant("snoozeUntil") {
-        case .set(let until) where until > now && until <= now.addingTimeInterval(maxSnooze):
+        // Leaves room for the clocks of this process and the database (whose guard checks too).
+        case .set(let until)
+        where until >= now.addingTimeInterval(60) && until <= now.addingTimeInterval(maxSnooze - 60):
             patch.snoozeUntil = until
-        case .set: reader.problems["snoozeUntil"] = "must be in the future, at most 7 days ahead"
+        case .set: reader.problems["snoozeUntil"] = "must be a minute to 7 days ahead"
         case .clear: reader.problems["snoozeUntil"] = "must be a date-time"
         case .keep: break
         }

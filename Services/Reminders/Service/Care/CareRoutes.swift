@@ -24,7 +24,6 @@ struct CareRoutes {
             let granted = try context.member(.createReminder)
             let input = try await CareInput.created(
                 request, context: context, today: Self.today(in: granted.record.settings.timezone))
-            try await checkAssignee(input.assigneeId, granted: granted)
             let reminder = try await store.create(input, granted: granted, request: RequestFacts(request, context))
             return try Response.data(
                 reminder, status: .created, requestId: context.requestId,
@@ -45,7 +44,6 @@ struct CareRoutes {
             let granted = try context.member(.editReminder)
             let id = try context.reminderId()
             let patch = try await CareInput.patch(request, context: context)
-            try await checkAssignee(patch.assigneeId.value, granted: granted)
             let reminder = try await store.update(id, patch, granted: granted, request: RequestFacts(request, context))
             return try Response.data(reminder, requestId: context.requestId)
         }
@@ -72,19 +70,9 @@ struct CareRoutes {
                 throw ReminderErrors.occurrenceNotFound
             }
             let patch = try await CareInput.occurrencePatch(request, context: context)
-            try await checkAssignee(patch.assigneeId.value, granted: granted)
             let occurrence = try await store.change(
                 id, on: date, patch, granted: granted, request: RequestFacts(request, context))
             return try Response.data(occurrence, requestId: context.requestId)
-        }
-    }
-
-    /// An assignee is a current member: anyone else is refused on the field (the wall refuses
-    /// them too).
-    private func checkAssignee(_ assignee: UUID?, granted: CommunityGate.Granted) async throws {
-        guard let assignee else { return }
-        guard try await store.isMember(assignee, of: granted.communityId, viewer: granted.userId) else {
-            throw APIError.validation(["assigneeId": "must be a member of this community"])
         }
     }
 

@@ -124,6 +124,7 @@ struct CareStore: Sendable {
     {
         let id = try await writes.change(in: granted.communityId, by: granted.userId, request: request) {
             change, connection in
+            try await Self.requireMember(input.assigneeId, of: granted.communityId, on: connection, logger: logger)
             var created: UUID?
             for try await id in try await connection.query(
                 """
@@ -141,7 +142,7 @@ struct CareStore: Sendable {
             change.touched(1)
             return created
         }
-        try await horizon.planCareNow(id)
+        await horizon.planCareNow(id)
         return try await reminder(id, in: granted.communityId, viewer: granted.userId)
     }
 
@@ -150,6 +151,8 @@ struct CareStore: Sendable {
     ) async throws -> CareReminder {
         try await writes.change(in: granted.communityId, by: granted.userId, request: request) { change, connection in
             _ = try await Self.reminder(id, in: granted.communityId, on: connection, logger: logger)
+            try await Self.requireMember(
+                patch.assigneeId.value, of: granted.communityId, on: connection, logger: logger)
             change.touched(
                 try await connection.changedRows(
                     """
@@ -168,7 +171,7 @@ struct CareStore: Sendable {
                     RETURNING 1
                     """, logger: logger))
         }
-        try await horizon.planCareNow(id)
+        await horizon.planCareNow(id)
         return try await reminder(id, in: granted.communityId, viewer: granted.userId)
     }
 
@@ -189,7 +192,7 @@ struct CareStore: Sendable {
                     """, logger: logger))
             change.audit("reminder.deleted", target: ("reminder", id), metadata: [:])
         }
-        try await horizon.planCareNow(id)
+        await horizon.planCareNow(id)
     }
 
     /// Marks, snoozes or reassigns one occurrence. Marking is compare-and-set: the first member
@@ -207,6 +210,8 @@ struct CareStore: Sendable {
             }
             // Done is done: what was marked is not snoozed, reassigned or marked again.
             guard current.status == .pending else { throw ReminderErrors.alreadyMarked(current) }
+            try await Self.requireMember(
+                patch.assigneeId.value, of: granted.communityId, on: connection, logger: logger)
             change.touched(
                 try await connection.changedRows(
                     """
@@ -225,7 +230,7 @@ struct CareStore: Sendable {
             else { throw ReminderErrors.occurrenceNotFound }
             return updated
         }
-        try await horizon.planCareNow(id)
+        await horizon.planCareNow(id)
         return occurrence
     }
 
@@ -247,18 +252,19 @@ struct CareStore: Sendable {
 }
 
 extension CareStore {
-    /// Whether `user` is a current member of the community, as the viewer sees its members.
-    func isMember(_ user: UUID, of community: UUID, viewer: UUID) async throws -> Bool {
-        try await database.transaction(userId: viewer) { connection in
-            for try await _ in try await connection.query(
-                """
-                SELECT 1 FROM members
-                WHERE community_id = \(community) AND user_id = \(user) AND left_at IS NULL
-                """, logger: logger)
-            {
-                return true
-            }
-            return false
+    /// An assignee is a current member, checked in the write's transaction: anyone else is
+    /// refused on the field (the wall refuses them too).
+    static func requireMember(
+        _ user: UUID?, of community: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard let user else { return }
+        for try await _ in try await connection.query(
+            """
+            SELECT 1 FROM members WHERE community_id = \(community) AND user_id = \(user) AND left_at IS NULL
+            """, logger: logger)
+        {
+            return
         }
+        throw APIError.validation(["assigneeId": "must be a member of this community"])
     }
 }
