@@ -41,6 +41,9 @@ import Testing
                 // A replica claims 200 and dies before committing: its backend is terminated.
                 let claimed = AsyncStream.makeStream(of: Int32.self)
                 let dying = Task {
+                    // However it ends, the stream ends with it: a transaction that failed before
+                    // claiming must fail the test, not leave it waiting for a pid forever.
+                    defer { claimed.continuation.finish() }
                     try await database.transaction(scope: .system) { connection in
                         var pid: Int32 = 0
                         for try await value in try await connection.query(
