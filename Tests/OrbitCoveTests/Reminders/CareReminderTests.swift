@@ -159,6 +159,24 @@ import Testing
                     #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","colour":"red"}"#, 400,
                     "VALIDATION_FAILED", "colour"
                 ),
+                // Found by probing as a hostile client: each is refused on its field.
+                (
+                    #"{"title":"\#(String(repeating: "🐶", count: 201))","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#,
+                    400, "VALIDATION_FAILED", "title"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","escalateAfterMinutes":1e300}"#,
+                    400,
+                    "VALIDATION_FAILED", "escalateAfterMinutes"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY;COUNT=99999999999999","timeOfDay":"07:30"}"#, 422,
+                    "UNSUPPORTED_RECURRENCE", "recurrenceRule"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","startsOn":"99999-01-01"}"#, 400,
+                    "VALIDATION_FAILED", "startsOn"
+                ),
             ]
             for (body, status, code, field) in cases {
                 let reply = try await harness.call(.post, Self.path(club), as: ada, json: body)
@@ -197,7 +215,12 @@ import Testing
             let foreign = try await harness.call(
                 .patch, Self.path(other, "/\(walk.id)"), as: eve, json: #"{"title":"Mine"}"#)
             #expect(foreign.status == .notFound && foreign.errorCode == "REMINDER_NOT_FOUND")
-            // A date with no occurrence, a range too long, a range backwards.
+            // A date with no occurrence (not a date, SQL in its place), a range too long, backwards.
+            for date in ["2026-02-30", "2026-01-01'--"] {
+                let odd = try await harness.call(
+                    .patch, Self.path(club, "/\(walk.id)/occurrences/\(date)"), as: ada, json: #"{"status":"done"}"#)
+                #expect(odd.errorCode == "OCCURRENCE_NOT_FOUND", "\(date)")
+            }
             #expect(
                 try await harness.call(
                     .patch, Self.path(club, "/\(walk.id)/occurrences/1999-01-01"), as: ada,
