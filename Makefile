@@ -6,6 +6,10 @@ SHELL := /bin/bash
 STACK := ./scripts/stack.sh
 SWIFT_SOURCES := Package.swift Services Shared Tests Tools Benchmarks Clients/Swift/Package.swift Clients/Swift/Sources Clients/Swift/Tests
 OPENAPI := deploy/openapi/openapi.yaml
+DEADLINE := python3 scripts/test-deadline.py
+# Tests running at once: each starts services with database pools of their own (unbounded, the
+# suite opened close to PostgreSQL's 1,000 connections and starved two cores).
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 16
 # Extra arguments for swift test, e.g. make test SWIFT_TEST_ARGS='--filter AuthTests'.
 SWIFT_TEST_ARGS ?=
 
@@ -54,13 +58,17 @@ test: ## Run the tests against the local servers (starts them if needed)
 	swift build --build-tests
 	ORBITCOVE_MIGRATION_DATABASE_URL=$(ORBITCOVE_TEST_MIGRATION_DATABASE_URL) $(STACK) migrate
 ifeq ($(strip $(SWIFT_TEST_ARGS)),)
-	swift test --skip FaultToleranceTests --skip LifecycleTests
+	@# Each run has a deadline (a few times its usual length); past it, the tests that never
+	@# ended are named and the run is stopped.
+	@date -u +'==> %FT%TZ swift test'
+	$(DEADLINE) 1200 swift test --skip-build --skip FaultToleranceTests --skip LifecycleTests
 	@# These count the process's threads, so nothing may run beside them.
-	swift test --skip-build --filter LifecycleTests
+	$(DEADLINE) 600 swift test --skip-build --filter LifecycleTests
 	@$(MAKE) --no-print-directory calendar-check
 	@$(MAKE) --no-print-directory media-check
 	@# These stop and start the shared broker, so they run alone, after the rest.
-	swift test --skip-build --filter FaultToleranceTests
+	@date -u +'==> %FT%TZ swift test (fault tolerance)'
+	$(DEADLINE) 900 swift test --skip-build --filter FaultToleranceTests
 	@# Last: the running services against the OpenAPI document, then the app's client against them.
 	@$(MAKE) --no-print-directory schemathesis
 	@$(MAKE) --no-print-directory client-test
@@ -91,6 +99,7 @@ test-env: ## Print the test settings, for eval "$(make -s test-env)" before a ma
 	@echo "export ORBITCOVE_TEST_AMQP_URL=$(ORBITCOVE_TEST_AMQP_URL)"
 	@echo "export ORBITCOVE_TEST_REDIS_URL=$(ORBITCOVE_TEST_REDIS_URL)"
 	@echo "export ORBITCOVE_TEST_S3_URL=$(ORBITCOVE_TEST_S3_URL)"
+	@echo "export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH)"
 
 lint: ## Check formatting (swift format, strict)
 	swift format lint --strict --recursive $(SWIFT_SOURCES)

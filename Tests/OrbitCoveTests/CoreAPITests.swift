@@ -397,7 +397,7 @@ import Testing
             try await withTestDatabase { database in
                 try await database.transaction(userId: ada.id) { connection in
                     let hash = SHA256.hexDigest(of: "POST /api/v1/communities\n" + other)
-                    try await connection.query(
+                    try await connection.run(
                         """
                         INSERT INTO idempotency_keys (user_id, key, request_hash, created_at) VALUES
                             (\(ada.id), \(running), \(hash), NOW()),

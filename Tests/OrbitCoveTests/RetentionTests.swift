@@ -168,7 +168,7 @@ import Testing
             try await withTestDatabase { database in
                 try await database.transaction(scope: .system) { connection in
                     for (name, expiresIn, revokedAgo) in tokens {
-                        try await connection.query(
+                        try await connection.run(
                             """
                             INSERT INTO refresh_tokens (user_id, token_hash, device_name, expires_at, revoked_at, family_id)
                             VALUES (\(ada.id), \(UUID.random().uuidString), \(name), NOW() + \(expiresIn)::interval,

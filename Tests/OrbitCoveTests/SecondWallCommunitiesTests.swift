@@ -115,7 +115,7 @@ import Testing
                     #expect(
                         try await Self.count("SELECT 1 FROM communities WHERE id = \(tigers.id)", on: connection) == 1)
                     let eveId = eve.id.uuidString.lowercased()
-                    try await connection.query(
+                    try await connection.run(
                         "SELECT set_config('app.current_user_id', \(eveId), true)", logger: TestEnvironment.logger)
                     #expect(
                         try await Self.count("SELECT 1 FROM communities WHERE id = \(tigers.id)", on: connection) == 0)
@@ -138,7 +138,7 @@ import Testing
                     try await connection.query(
                         "INSERT INTO communities (id, name, created_by) VALUES (\(ownClub), 'Ben''s club', \(ben.id))",
                         logger: TestEnvironment.logger)
-                    try await connection.query(
+                    try await connection.run(
                         "INSERT INTO members (community_id, user_id, role) VALUES (\(ownClub), \(ben.id), 'admin')",
                         logger: TestEnvironment.logger)
                     #expect(
@@ -157,14 +157,14 @@ import Testing
                     "SELECT 1 FROM members WHERE community_id = \(tigers.id) AND user_id <> \(ben.id)"
                 try await db.transaction(userId: ben.id) { connection in
                     #expect(try await Self.count(tigersMembers, on: connection) == 1)
-                    try await connection.query("SAVEPOINT leaving", logger: TestEnvironment.logger)
+                    try await connection.run("SAVEPOINT leaving", logger: TestEnvironment.logger)
                     let leave: PostgresQuery = """
                         UPDATE members SET left_at = NOW() WHERE user_id = \(ben.id) AND community_id = \(tigers.id)
                         RETURNING 1
                         """
                     #expect(try await Self.count(leave, on: connection) == 1)
                     #expect(try await Self.count(tigersMembers, on: connection) == 0)
-                    try await connection.query("ROLLBACK TO SAVEPOINT leaving", logger: TestEnvironment.logger)
+                    try await connection.run("ROLLBACK TO SAVEPOINT leaving", logger: TestEnvironment.logger)
                     #expect(try await Self.count(tigersMembers, on: connection) == 1)
                     #expect(try await Self.count(leave, on: connection) == 1)
                     #expect(

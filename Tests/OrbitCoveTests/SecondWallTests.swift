@@ -216,7 +216,7 @@ import Testing
                         INSERT INTO events (id, community_id, created_by, title, starts_at)
                         VALUES (\(eventId), \(tigers.id), \(ada.id), 'Practice', NOW())
                         """, logger: TestEnvironment.logger)
-                    try await connection.query(
+                    try await connection.run(
                         "INSERT INTO family_members (id, user_id, name) VALUES (\(adasChild), \(ada.id), 'Kid')",
                         logger: TestEnvironment.logger)
                 }

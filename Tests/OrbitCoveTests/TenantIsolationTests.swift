@@ -81,7 +81,7 @@ import Testing
             await #expect(throws: PSQLError.self) {
                 try await database.transaction(userId: UUID()) { connection in
                     try await connection.query("SET LOCAL row_security = off", logger: TestEnvironment.logger)
-                    try await connection.query("SELECT count(*) FROM members", logger: TestEnvironment.logger)
+                    try await connection.run("SELECT count(*) FROM members", logger: TestEnvironment.logger)
                 }
             }
         }

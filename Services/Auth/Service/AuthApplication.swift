@@ -24,7 +24,8 @@ package enum AuthApplication {
     {
         let settings = runtime.settings
         let database = try Database(
-            url: settings.databaseURL, connectionWait: settings.databaseWait, logger: runtime.logger("postgres"))
+            url: settings.databaseURL, maxConnections: settings.databasePoolSize, connectionWait: settings.databaseWait,
+            logger: runtime.logger("postgres"))
         let redis = try RedisClient(
             url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
         let keys = try await SigningKeys.load(

@@ -53,7 +53,7 @@ package struct RefreshTokens: Sendable {
         on connection: PostgresConnection
     ) async throws -> (id: UUID, token: String) {
         let id = UUID.random()
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO refresh_tokens (id, user_id, token_hash, device_name, expires_at, family_id)
             VALUES (\(id), \(userId), \(Self.hash(token)), \(deviceName),
@@ -109,7 +109,7 @@ package struct RefreshTokens: Sendable {
         if !rotated {
             let issued = try await issue(
                 userId: userId, familyId: familyId, deviceName: deviceName, token: successor, on: connection)
-            try await connection.query(
+            try await connection.run(
                 "UPDATE refresh_tokens SET rotated_at = NOW(), replaced_by = \(issued.id) WHERE id = \(id)",
                 logger: logger)
         }
@@ -140,7 +140,7 @@ package struct RefreshTokens: Sendable {
     }
 
     func revokeFamily(_ familyId: UUID, reason: String, on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.run(
             """
             UPDATE refresh_tokens SET revoked_at = NOW(), revoked_reason = \(reason)
             WHERE family_id = \(familyId) AND revoked_at IS NULL

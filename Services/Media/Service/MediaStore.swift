@@ -172,7 +172,7 @@ struct MediaStore: Sendable {
     static func discard(
         _ keys: [String], upload: UUID? = nil, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        try await connection.query(
+        try await connection.run(
             """
             SELECT media_discard(\(keys)::text[], \(upload.map(MediaKeys.upload)),
                                  (SELECT upload_expires_at FROM media WHERE id = \(upload)))

@@ -16,6 +16,9 @@ package struct ServiceSettings: Sendable {
     package var redisTimeout: Duration
     /// How long a request waits for a database connection before it answers 503.
     package var databaseWait: Duration
+    /// The most connections the service's pool opens: replicas times this must stay under
+    /// PostgreSQL's `max_connections`.
+    package var databasePoolSize: Int
     /// Peers whose `X-Real-IP` is believed (the gateway); anyone else's address is their own.
     package var trustedProxies: TrustedProxies
     package var jwksURL: URL
@@ -44,6 +47,7 @@ package struct ServiceSettings: Sendable {
         self.redisURL = try env.url("ORBITCOVE_REDIS_URL", default: Self.defaultRedisURL)
         self.redisTimeout = .milliseconds(try env.int("ORBITCOVE_REDIS_TIMEOUT_MS", default: 15, in: 1...5000))
         self.databaseWait = .milliseconds(try env.int("ORBITCOVE_DATABASE_WAIT_MS", default: 2000, in: 1...60_000))
+        self.databasePoolSize = try env.int("ORBITCOVE_DATABASE_POOL_SIZE", default: 20, in: 1...500)
         self.trustedProxies = try TrustedProxies(env.list("ORBITCOVE_TRUSTED_PROXIES", default: ["127.0.0.1", "::1"]))
         self.jwksURL = try env.url("ORBITCOVE_JWKS_URL", default: "http://127.0.0.1:8081/.well-known/jwks.json")
         self.tokenIssuer = env.string("ORBITCOVE_TOKEN_ISSUER", default: "orbitcove-auth")

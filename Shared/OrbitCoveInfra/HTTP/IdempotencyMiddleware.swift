@@ -91,7 +91,7 @@ package struct IdempotencyMiddleware: RouterMiddleware {
                 if status == nil, abandoned {
                     // The request that took the key never finished (its process died, say):
                     // this one takes over rather than the client being refused for a day.
-                    try await connection.query(
+                    try await connection.run(
                         """
                         UPDATE idempotency_keys SET request_hash = \(hash), created_at = NOW()
                         WHERE user_id = \(userId) AND key = \(key)

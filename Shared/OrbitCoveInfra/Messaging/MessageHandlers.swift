@@ -120,7 +120,7 @@ package struct MessageHandlers: Sendable {
                     try await handler.apply(message.body, prepared, connection, logger)
                 } catch let remainder as RetryRemainder {
                     // Keep what was done; forget the message was seen, so the retry runs again.
-                    try await connection.query(
+                    try await connection.run(
                         "DELETE FROM inbox WHERE consumer = \(consumer) AND message_id = \(head.id)", logger: logger)
                     return .partly(remainder.reason)
                 }

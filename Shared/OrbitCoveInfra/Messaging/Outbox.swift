@@ -56,7 +56,7 @@ extension Outbox {
             data.append(String(decoding: try JSONCoding.encoder.encode(envelope.data), as: UTF8.self))
         }
         written?.set()
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, data)
             SELECT id, \(queue.rawValue), \(Payload.messageType), \(Payload.messageVersion), occurred_at, community_id,

@@ -152,7 +152,7 @@ package final class OutboxRelay: Service, Sendable {
             // the few milliseconds of this statement), so the check below sees every other
             // relay's committed claims: a community's row waits while an earlier row of the same
             // community is in flight elsewhere, which keeps each community's messages in order.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", logger: logger)
+            try await connection.run("SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", logger: logger)
             let rows = try await connection.query(
                 """
                 WITH batch AS (

@@ -14,7 +14,7 @@ package enum AuditLog {
         let metadataJSON = String(decoding: try JSONCoding.encoder.encode(metadata), as: UTF8.self)
         // Only a well-formed address reaches the INET column; anything else is left out.
         let address = ipAddress.flatMap { (try? SocketAddress(ipAddress: $0, port: 0)) != nil ? $0 : nil }
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
             VALUES (\(communityId), \(userId), \(action), \(targetType), \(targetId), \(metadataJSON)::jsonb,

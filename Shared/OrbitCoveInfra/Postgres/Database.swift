@@ -81,7 +81,7 @@ package struct Database: Sendable {
                 try await withBoundedWait { connection in
                     try await connection.withTransaction(logger: logger) { connection in
                         if isolation == .repeatableRead {
-                            try await connection.query(
+                            try await connection.run(
                                 "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
                         }
                         // The scope, and a bound on every statement (a database that stops answering
@@ -95,12 +95,12 @@ package struct Database: Sendable {
                                 EnterAsUser(userId: userId, statementTimeout: timeout), logger: logger)
                             {}
                         case .system:
-                            try await connection.query(
+                            try await connection.run(
                                 """
                                 SELECT set_config('app.system', 'on', true), set_config('statement_timeout', \(timeout), true)
                                 """, logger: logger)
                         case nil:
-                            try await connection.query(
+                            try await connection.run(
                                 "SELECT set_config('statement_timeout', \(timeout), true)", logger: logger)
                         }
                         return try await body(connection)

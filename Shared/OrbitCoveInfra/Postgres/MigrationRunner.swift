@@ -97,9 +97,9 @@ package struct MigrationRunner: Sendable {
     package func migrate(_ migrations: [Migration]) async throws -> [Int] {
         try await client.withConnection { connection in
             // Lock first: two runners creating the bookkeeping table at once collide in the catalog.
-            try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+            try await connection.run("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
             do {
-                try await connection.query(
+                try await connection.run(
                     """
                     CREATE TABLE IF NOT EXISTS schema_migrations (
                         version INTEGER PRIMARY KEY,
@@ -109,7 +109,7 @@ package struct MigrationRunner: Sendable {
                     )
                     """, logger: logger)
                 let result = try await apply(migrations, on: connection)
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                try await connection.run("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return result
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
@@ -141,9 +141,9 @@ package struct MigrationRunner: Sendable {
             do {
                 try await connection.withTransaction(logger: logger) { transaction in
                     for statement in SQLScript.statements(in: migration.sql) {
-                        try await transaction.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await transaction.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
-                    try await transaction.query(
+                    try await transaction.run(
                         """
                         INSERT INTO schema_migrations (version, name, checksum)
                         VALUES (\(migration.version), \(migration.name), \(migration.checksum))

@@ -149,7 +149,7 @@ import Testing
                         """
                         UPDATE posts SET deleted_at = NOW() - interval '31 days' WHERE id = \(old.id)
                         """, logger: TestEnvironment.logger)
-                    try await connection.query(
+                    try await connection.run(
                         "UPDATE comments SET deleted_at = NOW() - interval '31 days' WHERE id = \(gone.id)",
                         logger: TestEnvironment.logger)
                 }

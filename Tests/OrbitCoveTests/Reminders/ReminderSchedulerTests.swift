@@ -54,7 +54,7 @@ import Testing
                         ).collect()
                         #expect(rows.count == 200)
                         claimed.continuation.yield()
-                        try await connection.query(
+                        try await connection.run(
                             "SELECT set_config('statement_timeout', '3000', true)", logger: TestEnvironment.logger)
                         // Collected: the statement's error (the timeout) reaches this transaction.
                         _ = try await connection.query("SELECT pg_sleep(30)", logger: TestEnvironment.logger).collect()

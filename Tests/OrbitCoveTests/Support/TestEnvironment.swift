@@ -27,6 +27,9 @@ enum TestEnvironment {
     /// keeps to milliseconds get room here, except in the tests that measure them (they say so).
     static let redisTimeout = Duration.seconds(1)
     static let relaxedWaits = ["ORBITCOVE_REDIS_TIMEOUT_MS": "1000", "ORBITCOVE_DATABASE_WAIT_MS": "15000"]
+    /// Pools of a few connections: dozens of services run at once in the suite, and PostgreSQL
+    /// refuses connections past `max_connections` (a refused connection reads as an outage).
+    static let smallPools = ["ORBITCOVE_DATABASE_POOL_SIZE": "5"]
 
     static let logger: Logger = {
         var logger = Logger(label: "tests")
@@ -45,7 +48,7 @@ enum TestEnvironment {
             "ORBITCOVE_AMQP_URL": amqpURL.absoluteString,
             "ORBITCOVE_REDIS_URL": redisURL.absoluteString,
             "ORBITCOVE_LOG_LEVEL": logger.logLevel.rawValue,
-        ].merging(relaxedWaits) { current, _ in current }
+        ].merging(relaxedWaits) { current, _ in current }.merging(smallPools) { current, _ in current }
         if let port { values["ORBITCOVE_HTTP_PORT"] = String(port) }
         values.merge(extra) { _, new in new }
         return try ServiceSettings(name: name, defaultPort: 0, environment: Environment(values))

@@ -50,7 +50,7 @@ struct EventEdit {
                 updated.exceptionDates = updated.exceptionDates.filter(instances.contains)
             }
             if !move.isZero {
-                try await connection.query(
+                try await connection.run(
                     """
                     SELECT calendar_move_answers(
                         \(current.id), \(current.id), '-infinity', make_interval(secs => \(move.seconds)),
@@ -180,7 +180,7 @@ struct EventEdit {
                 WHERE recurrence_parent_id = \(series.id) AND recurrence_id >= \(start) AND deleted_at IS NULL
                 RETURNING 1
                 """, logger: logger))
-        try await connection.query(
+        try await connection.run(
             """
             SELECT calendar_move_answers(\(series.id), \(tail.id), \(start), make_interval(), \(series.timeZone))
             """, logger: logger)

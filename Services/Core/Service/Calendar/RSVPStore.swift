@@ -225,7 +225,7 @@ struct RSVPStore: Sendable {
     /// Serialises the answers to one instance (and their places) until the transaction ends
     /// (`calendar_lock_instance`, migration 0026, which names the lock for every caller).
     static func lock(_ key: InstanceKey, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query(
+        try await connection.run(
             "SELECT 1 FROM calendar_lock_instance(\(key.eventId), \(key.recurrenceId)::timestamptz)", logger: logger)
     }
 
@@ -236,7 +236,7 @@ struct RSVPStore: Sendable {
     ) async throws
         -> [Placed]
     {
-        try await connection.query(
+        try await connection.run(
             "SELECT calendar_place_answers(\(key.eventId), \(key.recurrenceId)::timestamptz)", logger: logger)
         return try await placed(key, on: connection, logger: logger)
     }

@@ -37,7 +37,7 @@ struct FamilyMemberStore: Sendable {
     func create(for userId: UUID, name: String, avatarUrl: String?) async throws -> FamilyMember {
         try await database.transaction(userId: userId) { connection in
             // One parent's additions are serialised, so the cap holds under concurrent requests.
-            try await connection.query("SELECT 1 FROM users WHERE id = \(userId) FOR UPDATE", logger: logger)
+            try await connection.run("SELECT 1 FROM users WHERE id = \(userId) FOR UPDATE", logger: logger)
             let rows = try await connection.query(
                 """
                 INSERT INTO family_members (user_id, name, avatar_url)

@@ -55,7 +55,7 @@ extension PostWriter {
         let community = granted.record
         return try await writes.change(in: community.id, by: granted.userId, request: request) { change, connection in
             let key = "vote:\(postId.lowercasedString):\(granted.userId.lowercasedString)"
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+            try await connection.run("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
             let rows = try await connection.query(
                 """
                 SELECT type::text AS type, poll_data::text AS poll_data FROM posts

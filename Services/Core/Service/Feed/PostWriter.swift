@@ -177,7 +177,7 @@ struct PostWriter: Sendable {
         let community = granted.record
         return try await writes.change(in: community.id, by: granted.userId, request: request) { change, connection in
             let key = "pins:\(community.id.lowercasedString)"
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+            try await connection.run("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
             guard try await PostStore.postExists(postId, in: community.id, on: connection, logger: logger) else {
                 throw FeedErrors.postNotFound
             }

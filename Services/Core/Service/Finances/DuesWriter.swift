@@ -52,7 +52,7 @@ struct DuesWriter: Sendable {
             }
             guard let id = created else { throw APIError.internalError }
             change.touched(1)
-            try await connection.query(
+            try await connection.run(
                 "INSERT INTO dues_amounts (dues_id, effective_from, amount) VALUES (\(id), \(dueDate)::date, \(amount))",
                 logger: logger)
             let dues = try await record(id, "created", in: granted, on: connection)
@@ -87,7 +87,7 @@ struct DuesWriter: Sendable {
             guard updated == 1 else { throw FinanceErrors.duesNotFound }
             change.touched(updated)
             if let amount = input.amount, amount != before.amount {
-                try await connection.query(
+                try await connection.run(
                     """
                     INSERT INTO dues_amounts (dues_id, effective_from, amount)
                     VALUES (\(duesId), \(before.currentPeriod)::date, \(amount))
@@ -249,7 +249,7 @@ struct DuesWriter: Sendable {
         async throws
     {
         let snapshot = String(decoding: try JSONCoding.encoder.encode(dues), as: UTF8.self)
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO finance_revisions (community_id, subject_kind, subject_id, revision, action, changed_by, snapshot)
             VALUES (\(dues.communityId), 'dues', \(dues.id), \(dues.revision), \(action), \(actor), \(snapshot)::jsonb)

@@ -182,7 +182,7 @@ struct LedgerWriter: Sendable {
                 guard updated == 1 else { throw APIError.forbidden }
                 change.touched(updated)
                 if splits != current.splits {
-                    try await connection.query("DELETE FROM splits WHERE transaction_id = \(id)", logger: logger)
+                    try await connection.run("DELETE FROM splits WHERE transaction_id = \(id)", logger: logger)
                     try await Self.insertSplits(splits, of: id, on: connection, logger: logger)
                 }
                 if actor != current.createdBy {
@@ -241,7 +241,7 @@ struct LedgerWriter: Sendable {
     }
 
     static func lockLedger(_ community: UUID, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT ledger_lock(\(community))", logger: logger)
+        try await connection.run("SELECT ledger_lock(\(community))", logger: logger)
     }
 
     /// The live transaction as it stands; `TRANSACTION_NOT_FOUND` otherwise. No row lock: the
@@ -279,7 +279,7 @@ struct LedgerWriter: Sendable {
     static func insertSplits(
         _ splits: [LedgerSplit], of id: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO splits (transaction_id, user_id, amount, share, position)
             SELECT \(id), s.user_id, s.amount, nullif(s.share, -1), s.position - 1
@@ -304,7 +304,7 @@ struct LedgerWriter: Sendable {
         _ entry: LedgerTransaction, action: String, by actor: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws {
         let snapshot = String(decoding: try JSONCoding.encoder.encode(entry), as: UTF8.self)
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO finance_revisions (community_id, subject_kind, subject_id, revision, action, changed_by, snapshot)
             VALUES (\(entry.communityId), 'transaction', \(entry.id), \(entry.revision), \(action), \(actor),

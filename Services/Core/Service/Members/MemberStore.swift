@@ -188,7 +188,7 @@ struct MemberStore: Sendable {
     /// Serialises membership changes of one community until the transaction ends.
     static func lock(_ communityId: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         let key = "members:\(communityId.lowercasedString)"
-        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+        try await connection.run("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
     }
 
     private func member(

@@ -25,7 +25,7 @@ struct NotificationPreferencesStore: Sendable {
             let leads = preferences.eventReminderMinutes
             change(&preferences)
             let json = String(decoding: try JSONCoding.encoder.encode(preferences), as: UTF8.self)
-            try await connection.query(
+            try await connection.run(
                 """
                 UPDATE members SET notification_prefs = \(json)::jsonb
                 WHERE community_id = \(communityId) AND user_id = \(userId) AND left_at IS NULL

@@ -107,8 +107,8 @@ struct RetentionJobs: Service {
             for membership in memberships {
                 account.include(try await leave(membership, userId: userId, displayName: displayName, on: connection))
             }
-            try await connection.query("DELETE FROM family_members WHERE user_id = \(userId)", logger: logger)
-            try await connection.query(
+            try await connection.run("DELETE FROM family_members WHERE user_id = \(userId)", logger: logger)
+            try await connection.run(
                 """
                 UPDATE refresh_tokens SET revoked_at = coalesce(revoked_at, NOW()),
                     revoked_reason = coalesce(revoked_reason, 'account_deleted')
@@ -116,7 +116,7 @@ struct RetentionJobs: Service {
                 """, logger: logger)
             let tag = userId.lowercasedString
             // The avatar upload goes with the account (its files with the next media sweep).
-            try await connection.query(
+            try await connection.run(
                 """
                 UPDATE media SET deleted_at = now()
                 WHERE uploaded_by = \(userId) AND purpose = 'avatar' AND deleted_at IS NULL
@@ -241,25 +241,25 @@ struct RetentionJobs: Service {
             ).decode(UUID.self) {
                 purged.append(id)
             }
-            try await connection.query(
+            try await connection.run(
                 """
                 DELETE FROM change_log
                 WHERE community_id = ANY(\(purged)) OR changed_at < NOW() - \(Retention.changeLog)::interval
                 """, logger: logger)
             // A batch a round: the first run over years of entries does not hold the lock long.
-            try await connection.query(
+            try await connection.run(
                 """
                 DELETE FROM audit_log WHERE id IN (
                     SELECT id FROM audit_log WHERE created_at < NOW() - \(Retention.auditLog)::interval LIMIT 10000)
                 """, logger: logger)
             // Deleted posts take their comments, reactions, votes, counts and mentions with them;
             // a deleted comment goes once no reply to it is left (a reply keeps its parent).
-            try await connection.query(
+            try await connection.run(
                 """
                 DELETE FROM posts WHERE id IN (
                     SELECT id FROM posts WHERE deleted_at < NOW() - \(Retention.deletedContent)::interval LIMIT 10000)
                 """, logger: logger)
-            try await connection.query(
+            try await connection.run(
                 """
                 DELETE FROM comments c WHERE c.id IN (
                     SELECT d.id FROM comments d
@@ -267,13 +267,13 @@ struct RetentionJobs: Service {
                       AND NOT EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = d.id)
                     LIMIT 10000)
                 """, logger: logger)
-            try await connection.query(
+            try await connection.run(
                 "DELETE FROM idempotency_keys WHERE created_at < NOW() - \(Retention.idempotencyKeys)::interval",
                 logger: logger)
-            try await connection.query(
+            try await connection.run(
                 "DELETE FROM invites WHERE expires_at < NOW() - \(Retention.expiredInvites)::interval",
                 logger: logger)
-            try await connection.query(
+            try await connection.run(
                 """
                 DELETE FROM refresh_tokens
                 WHERE revoked_at < NOW() - \(Retention.deadRefreshTokens)::interval

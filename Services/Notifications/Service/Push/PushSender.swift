@@ -70,7 +70,7 @@ struct PushSender: Sendable {
         }
         let finished = Array(Set(targets.map(\.notificationId)).subtracting(owed))
         try await Self.record(receipts, on: connection, logger: logger)
-        try await connection.query(
+        try await connection.run(
             "UPDATE notifications SET push_at = NULL WHERE id = ANY(\(finished))", logger: logger)
         Stage.record.timer.recordInterval(since: answered, until: clock.now)
         let retries = outcomes.filter { !$0.isFinal }
@@ -210,7 +210,7 @@ struct PushSender: Sendable {
             apnsIds.append(apnsId ?? "")
             reasons.append(reason ?? "")
         }
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO push_receipts (notification_id, token, status, apns_id, reason)
             SELECT id, token, status, nullif(apns_id, '')::uuid, nullif(reason, '')
@@ -219,7 +219,7 @@ struct PushSender: Sendable {
             ON CONFLICT DO NOTHING
             """, logger: logger)
         guard !dead.isEmpty else { return }
-        try await connection.query(
+        try await connection.run(
             """
             DELETE FROM devices d USING unnest(\(dead)::text[], \(deadSince)::timestamptz[]) AS gone(token, since)
             WHERE d.token = gone.token AND d.updated_at < gone.since

@@ -66,7 +66,7 @@ struct ReminderFiring: Sendable {
             }
             try await Outbox.enqueue(all: messages, to: .notifications, on: connection, logger: logger)
             let done = claimed.filter { fired[$0.id] != nil }
-            try await connection.query(
+            try await connection.run(
                 """
                 UPDATE reminder_schedule s SET fired_at = \(firedAt), outcome = f.outcome, recipients = f.recipients
                 FROM unnest(\(done.map(\.id))::bigint[], \(done.map { fired[$0.id]?.outcome ?? "gone" })::text[],
@@ -74,7 +74,7 @@ struct ReminderFiring: Sendable {
                 WHERE s.id = f.id
                 """, logger: logger)
             if !stale.isEmpty {
-                try await connection.query(
+                try await connection.run(
                     """
                     UPDATE reminder_schedule SET due_at = now() + \(Self.staleDelay) * interval '1 second'
                     WHERE id = ANY(\(stale)::bigint[])

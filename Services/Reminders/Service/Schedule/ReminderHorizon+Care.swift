@@ -41,7 +41,7 @@ extension ReminderHorizon {
         let occurrences = CareSchedule.occurrences(of: reminder, from: now, through: now.addingTimeInterval(horizon))
         let dates = occurrences.map(\.date.isoText)
         let due = occurrences.map(\.dueAt)
-        try await connection.query(
+        try await connection.run(
             """
             WITH wanted AS (
                 SELECT d::date AS local_date, due_at FROM unnest(\(dates)::text[], \(due)::timestamptz[]) AS w(d, due_at)

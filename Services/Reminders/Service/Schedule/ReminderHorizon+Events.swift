@@ -117,7 +117,7 @@ extension ReminderHorizon {
         try await ReminderRows.replace(
             planned, subject: id, subjectKind: "event", community: series.communityId,
             filledUntil: now.addingTimeInterval(horizon), on: connection, logger: logger)
-        try await connection.query(
+        try await connection.run(
             "UPDATE reminder_subjects SET planned_version = \(version) WHERE kind = 'event' AND subject_id = \(id)",
             logger: logger)
     }

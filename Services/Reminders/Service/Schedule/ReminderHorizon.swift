@@ -70,7 +70,7 @@ struct ReminderHorizon: Sendable {
 
     /// Live events that have not ended, active dues and care reminders with no subject yet.
     private func discover(on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO reminder_subjects (kind, subject_id, community_id)
             SELECT 'event', e.id, e.community_id FROM events e
@@ -99,12 +99,12 @@ struct ReminderHorizon: Sendable {
                 DELETE FROM reminder_schedule
                 WHERE id IN (SELECT id FROM reminder_schedule WHERE fired_at < now() - interval '30 days' LIMIT 10000)
                 """, logger: logger)
-            try await connection.query(
+            try await connection.run(
                 """
                 DELETE FROM care_occurrences
                 WHERE id IN (SELECT id FROM care_occurrences WHERE due_at < now() - interval '90 days' LIMIT 10000)
                 """, logger: logger)
-            try await connection.query(
+            try await connection.run(
                 """
                 DELETE FROM reminder_subjects s USING events e
                 WHERE s.kind = 'event' AND e.id = s.subject_id
@@ -143,12 +143,12 @@ struct ReminderHorizon: Sendable {
 
     /// Takes the subject's planning lock (its row, made if it is new) for this transaction.
     func lock(_ kind: String, _ subject: UUID, community: UUID, on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO reminder_subjects (kind, subject_id, community_id) VALUES (\(kind), \(subject), \(community))
             ON CONFLICT (kind, subject_id) DO NOTHING
             """, logger: logger)
-        try await connection.query(
+        try await connection.run(
             "SELECT 1 FROM reminder_subjects WHERE kind = \(kind) AND subject_id = \(subject) FOR UPDATE",
             logger: logger)
     }

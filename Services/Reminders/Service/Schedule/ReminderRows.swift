@@ -29,7 +29,7 @@ enum ReminderRows {
         // No optional arrays: an instance start is the due time where there is none.
         let starts = planned.map { $0.instanceStart ?? $0.dueAt }
         let hasStart = planned.map { $0.instanceStart != nil }
-        try await connection.query(
+        try await connection.run(
             """
             WITH planned AS (
                 SELECT * FROM unnest(\(kinds)::text[], \(occurrences)::text[], \(steps)::int[], \(due)::timestamptz[],
@@ -56,7 +56,7 @@ enum ReminderRows {
                   AND (reminder_schedule.due_at, reminder_schedule.instance_start)
                       IS DISTINCT FROM (EXCLUDED.due_at, EXCLUDED.instance_start)
             """, logger: logger)
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO reminder_subjects (kind, subject_id, community_id, filled_until, planned_at)
             VALUES (\(subjectKind), \(subject), \(community), \(filledUntil), now())
@@ -68,9 +68,9 @@ enum ReminderRows {
     static func forget(
         subject: UUID, subjectKind: String, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        try await connection.query(
+        try await connection.run(
             "DELETE FROM reminder_schedule WHERE subject_id = \(subject) AND fired_at IS NULL", logger: logger)
-        try await connection.query(
+        try await connection.run(
             "DELETE FROM reminder_subjects WHERE kind = \(subjectKind) AND subject_id = \(subject)", logger: logger)
     }
 
