@@ -10,7 +10,8 @@
 # reminders replica on 127.0.0.1:8095, then seeds straight into PostgreSQL as the tables' owner
 # (a data import): COMMUNITIES communities of five members, each with PER_COMMUNITY daily care
 # reminders assigned to one of them, one occurrence each, due at random within SPREAD_SECONDS
-# starting 30 s after the seed commits, with their schedule rows (as the horizon plans them).
+# starting LEAD (75) seconds after the seed starts, with their schedule rows (as the horizon
+# plans them).
 #   fired:   a psql session polls every 25 ms for rows marked fired (its own snapshot per
 #            statement, so a row is seen once its batch has committed) and records when it saw
 #            each: due -> visible in the outbox. Per row, p50/p99/max, and the fire times
@@ -25,7 +26,9 @@
 #   idle:    with nothing due for the next hour, the statements the two replicas send in
 #            IDLE_SECONDS (pg_stat_statements is not loaded here: counted as the transactions
 #            and statements their connections ran, from pg_stat_database deltas with every
-#            other service stopped), per minute.
+#            other service stopped, after the pools' idle connections have closed), per minute.
+#   statements: with pg_stat_statements loaded, the statements that took PostgreSQL's time
+#            while firing and while idle.
 # Stops the second replica and the stack at the end. Loopback only; ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -34,6 +37,10 @@ COMMUNITIES=${1:-1000}
 PER_COMMUNITY=${2:-100}
 SPREAD=${3:-60}
 IDLE_SECONDS=${4:-60}
+# Rows are planned this far ahead of the first due time (from the seed's start): the schedulers
+# learn of rows planned elsewhere (here, by the seed) within their longest sleep (20 s), as they
+# would of rows the horizon planned days ahead.
+LEAD=${LEAD:-75}
 TOTAL=$((COMMUNITIES * PER_COMMUNITY))
 
 work=$(mktemp -d)
@@ -60,6 +67,8 @@ tag=$(date +%s)
 echo "# $(date -u +%FT%TZ) $(nproc) cores; $TOTAL care reminders in $COMMUNITIES communities, due within ${SPREAD}s; two replicas"
 echo "seeding ..." >&2
 owner_psql -v ON_ERROR_STOP=1 <<SQL
+-- As the system: the tables' triggers then neither stamp times nor mark subjects for planning.
+SELECT set_config('app.system', 'on', false) \\g /dev/null
 CREATE UNLOGGED TABLE IF NOT EXISTS bench_reminders_seen (id bigint PRIMARY KEY, seen_at timestamptz NOT NULL);
 TRUNCATE bench_reminders_seen;
 CREATE TEMP TABLE people AS
@@ -73,7 +82,7 @@ INSERT INTO members (community_id, user_id, role)
 SELECT b.id, p.id, CASE p.k WHEN 0 THEN 'admin' ELSE 'member' END::member_role FROM clubs b JOIN people p ON p.c = b.c;
 CREATE TEMP TABLE cares AS
 SELECT gen_random_uuid() AS id, b.id AS community_id, b.c, r,
-       now() + interval '30 seconds' + random() * $SPREAD * interval '1 second' AS due_at
+       now() + $LEAD * interval '1 second' + random() * $SPREAD * interval '1 second' AS due_at
 FROM clubs b, generate_series(1, $PER_COMMUNITY) r;
 INSERT INTO care_reminders (id, community_id, title, recurrence_rule, time_of_day, starts_on, assignee_id, created_by)
 SELECT x.id, x.community_id, 'Walk ' || x.r, 'FREQ=DAILY;COUNT=1', (x.due_at AT TIME ZONE 'UTC')::time,
@@ -91,9 +100,23 @@ INSERT INTO bench_reminders_run SELECT id FROM cares;
 ANALYZE users, communities, members, care_reminders, care_occurrences, reminder_schedule, reminder_subjects;
 SQL
 
+# Where PostgreSQL's time went, when pg_stat_statements is loaded (BENCHMARKS.md says how to
+# load it for a run); otherwise these print nothing.
+statements_reset() { owner_psql -c "SELECT pg_stat_statements_reset()" >/dev/null 2>&1 || true; }
+statements_top() {
+    owner_psql -F ' | ' -c "
+        SELECT calls, round(total_exec_time) AS ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 150)
+        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'orbitcove')
+        ORDER BY total_exec_time DESC LIMIT ${1:-12}" 2>/dev/null | sed 's/^/  /' || true
+}
+
 first_due=$(owner_psql -c "SELECT extract(epoch FROM min(s.due_at)) FROM reminder_schedule s JOIN bench_reminders_run b ON b.subject_id = s.subject_id")
+ahead=$(python3 -c "import time; print(round($first_due - time.time()))")
+echo "the seed committed ${ahead}s before the first row falls due (the schedulers look at least every 20 s)"
+if ((ahead < 25)); then echo "warning: too little lead; the first rows are late because nobody knew of them: raise LEAD" >&2; fi
 deadline=$(python3 -c "print(int($first_due + $SPREAD + 120))")
 echo "polling until every row is fired ..." >&2
+statements_reset
 cpu_snapshot >"$work/before"
 started=$SECONDS
 owner_psql -v ON_ERROR_STOP=1 <<SQL
@@ -173,6 +196,7 @@ SELECT (SELECT count(*) FROM reminder_schedule s JOIN bench_reminders_run b USIN
 SQL
 echo "firing: ${fire_seconds}s from the first due row to the last seen"
 cpu_used "$work/before" "$work/after" "$fire_seconds"
+statements_top 15
 
 # The floor: the same rows (marked unfired again, inside a transaction rolled back).
 echo "floor: the same claim, outbox insert and mark in SQL alone, 1,000 rows a statement group"
@@ -221,7 +245,9 @@ for name in auth core notifications media; do
     pid=$(head -n 1 ".local/pids/$name.pid" 2>/dev/null || true)
     [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null || true
 done
-sleep 5
+# The pools close connections idle for a minute; what is left is the steady state.
+sleep 70
+statements_reset
 counters() {
     owner_psql -c "SELECT xact_commit + xact_rollback, tup_returned + tup_fetched FROM pg_stat_database WHERE datname = 'orbitcove'" | tr '|' ' '
 }
@@ -229,3 +255,4 @@ read -r t0 _ <<<"$(counters)"
 sleep "$IDLE_SECONDS"
 read -r t1 _ <<<"$(counters)"
 echo "idle, two replicas, nothing due: $(((t1 - t0) * 60 / IDLE_SECONDS)) transactions a minute (the psql counting them included: 2)"
+statements_top 8

@@ -154,29 +154,7 @@ package final class OutboxRelay: Service, Sendable {
             // community is in flight elsewhere, which keeps each community's messages in order.
             try await connection.run("SELECT pg_advisory_xact_lock(\(Self.claimLockKey))", logger: logger)
             let rows = try await connection.query(
-                """
-                WITH batch AS (
-                    SELECT id FROM outbox o
-                    WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < NOW())
-                      AND NOT EXISTS (
-                          SELECT 1 FROM outbox earlier
-                          WHERE o.community_id IS NOT NULL AND earlier.community_id = o.community_id
-                            AND earlier.published_at IS NULL AND earlier.seq < o.seq
-                            AND earlier.claimed_until >= NOW())
-                    ORDER BY seq
-                    LIMIT \(batchSize)
-                    FOR UPDATE SKIP LOCKED
-                )
-                UPDATE outbox o
-                SET claimed_until = NOW() + make_interval(secs => \(leaseSeconds)), attempts = o.attempts + 1
-                FROM batch WHERE o.id = batch.id
-                RETURNING o.seq, o.id, o.queue, o.message_type,
-                    json_build_object(
-                        'id', o.id, 'type', o.message_type, 'version', o.message_version,
-                        'occurredAt', to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                        'communityId', o.community_id, 'actorId', o.actor_id, 'data', o.data)::text AS body,
-                    o.traceparent
-                """, logger: logger)
+                Self.claimStatement(batchSize: batchSize, leaseSeconds: leaseSeconds), logger: logger)
             var claimed: [(Int64, Row)] = []
             for try await row in rows {
                 var cells = RowReader(row)
@@ -192,6 +170,39 @@ package final class OutboxRelay: Service, Sendable {
             }
             return claimed.sorted { $0.0 < $1.0 }.map(\.1)
         }
+    }
+
+    /// Claims up to `batchSize` unpublished rows in `seq` order for `leaseSeconds`, leaving out
+    /// a community's row while an earlier row of that community is in flight (claimed, not yet
+    /// published or released, its lease running); returns them with their message bodies.
+    package static func claimStatement(batchSize: Int, leaseSeconds: Double) -> PostgresQuery {
+        """
+        WITH in_flight AS (
+            -- Each community's earliest row in flight (migration 0047's index holds only
+            -- claimed rows, so this reads a few hundred rows however long the backlog).
+            SELECT community_id, min(seq) AS first FROM outbox
+            WHERE published_at IS NULL AND claimed_until IS NOT NULL AND claimed_until >= NOW()
+              AND community_id IS NOT NULL
+            GROUP BY community_id
+        ), batch AS (
+            SELECT id FROM outbox o
+            WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < NOW())
+              AND NOT EXISTS (
+                  SELECT 1 FROM in_flight f WHERE f.community_id = o.community_id AND f.first < o.seq)
+            ORDER BY seq
+            LIMIT \(batchSize)
+            FOR UPDATE SKIP LOCKED
+        )
+        UPDATE outbox o
+        SET claimed_until = NOW() + make_interval(secs => \(leaseSeconds)), attempts = o.attempts + 1
+        FROM batch WHERE o.id = batch.id
+        RETURNING o.seq, o.id, o.queue, o.message_type,
+            json_build_object(
+                'id', o.id, 'type', o.message_type, 'version', o.message_version,
+                'occurredAt', to_char(o.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'communityId', o.community_id, 'actorId', o.actor_id, 'data', o.data)::text AS body,
+            o.traceparent
+        """
     }
 
     /// Deletes published rows older than the retention period, a batch at a time.
