@@ -12,8 +12,8 @@
 # reminders assigned to one of them, one occurrence each, due at random within SPREAD_SECONDS
 # starting LEAD (75) seconds after the seed starts, with their schedule rows (as the horizon
 # plans them).
-#   fired:   a psql session polls every 25 ms for rows marked fired (its own snapshot per
-#            statement, so a row is seen once its batch has committed) and records when it saw
+#   fired:   a psql session polls every 25 ms for rows marked fired (a transaction per
+#            poll, so a row is seen once its batch has committed) and records when it saw
 #            each: due -> visible in the outbox. Per row, p50/p99/max, and the fire times
 #            the service took itself (fired_at, before its batch's insert and commit).
 #   notified: the notification rows' created_at (the notifications service's inbox
@@ -148,6 +148,10 @@ BEGIN
             WHERE s.fired_at > mark - interval '3 seconds';
         END IF;
         EXIT WHEN seen >= $TOTAL OR clock_timestamp() > to_timestamp($deadline);
+        -- Each poll its own transaction: one open for the whole run would hold PostgreSQL's
+        -- removal horizon at its start, and every row version the run leaves behind (each
+        -- outbox and schedule row is updated twice) would stay in the services' index scans.
+        COMMIT;
         PERFORM pg_sleep(0.025);
     END LOOP;
 END
