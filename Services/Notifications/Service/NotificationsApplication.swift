@@ -6,8 +6,8 @@ import OrbitCoveModels
 import ServiceLifecycle
 
 /// The notifications service: consumes the `notifications` queue into members' history
-/// (``NotificationCatalog`` says who hears what), pushes to their devices, and serves the
-/// history and the device list.
+/// (``NotificationCatalog`` says who hears what), pushes to their devices, serves the history
+/// and the device list, and holds members' realtime streams (``RealtimeStream``).
 package enum NotificationsApplication {
     package static let defaultPort = 8083
     package static let consumerName = "notifications"
@@ -22,6 +22,7 @@ package enum NotificationsApplication {
         let settings = try NotificationsSettings(environment: environment)
         let push = try provider(settings, runtime: runtime)
         let writer = HistoryWriter()
+        var stream: RealtimeStream?
         let parts = try ServiceParts.queueWorker(
             runtime: runtime, queue: .notifications, consumer: consumerName,
             register: { handlers in
@@ -32,10 +33,13 @@ package enum NotificationsApplication {
                 }
             },
             addRoutes: { router, kit in
-                NotificationRoutes(
-                    store: NotificationStore(database: kit.database, logger: runtime.logger("history"))
-                )
-                .register(on: router)
+                let history = NotificationStore(database: kit.database, logger: runtime.logger("history"))
+                NotificationRoutes(store: history).register(on: router)
+                let realtime = RealtimeStream(
+                    kit: kit, settings: settings.stream, unread: { try await history.unreadCount(for: $0, in: nil) },
+                    logger: runtime.logger("stream"))
+                realtime.register(on: router)
+                stream = realtime
                 DeviceRoutes(
                     store: DeviceStore(database: kit.database, logger: runtime.logger("devices")),
                     topics: settings.topics
@@ -49,8 +53,11 @@ package enum NotificationsApplication {
                 )
                 .jobs(every: .seconds(settings.schedulerSeconds))
             })
-        // The provider starts before the consumer that uses it, and stops after it.
-        return ServiceParts(router: parts.router, services: push.services + parts.services)
+        // The provider starts before the consumer that uses it, and stops after it; the stream
+        // after the kit's database and Redis.
+        guard let stream else { throw ConfigurationError(variable: "stream", reason: "not built") }
+        return ServiceParts(
+            router: parts.router, services: push.services + parts.services + stream.services, server: stream.server)
     }
 
     private static func provider(

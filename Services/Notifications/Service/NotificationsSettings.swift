@@ -22,6 +22,8 @@ package struct NotificationsSettings: Sendable {
     package var schedulerSeconds: Int
     /// Pushes in flight at once for one push job.
     package var pushConcurrency: Int
+    /// The realtime stream's bounds and pace.
+    package var stream: StreamSettings
 
     package init(environment env: Environment = .init()) throws {
         let name = "ORBITCOVE_PUSH_PROVIDER"
@@ -34,6 +36,34 @@ package struct NotificationsSettings: Sendable {
         retentionDays = try env.int("ORBITCOVE_NOTIFICATIONS_RETENTION_DAYS", default: 90, in: 1...3650)
         schedulerSeconds = try env.int("ORBITCOVE_PUSH_SCHEDULER_SECONDS", default: 30, in: 1...3600)
         pushConcurrency = try env.int("ORBITCOVE_PUSH_CONCURRENCY", default: 100, in: 1...1000)
+        stream = try StreamSettings(environment: env)
+    }
+}
+
+/// The realtime stream (`GET /api/v1/me/stream`).
+package struct StreamSettings: Sendable {
+    /// How often the instance that reads the change log reads it (milliseconds).
+    package var pollMilliseconds: Int
+    /// How often every shard hears from the reader even when nothing changed, so an instance
+    /// that missed a publication finds out within this long (seconds).
+    package var tickSeconds: Int
+    /// Streams one user may hold open on one instance.
+    package var maxStreamsPerUser: Int
+    /// Communities one stream may follow.
+    package var maxSubscriptions: Int
+    /// Frames and batches waiting for one client before it is disconnected as too slow.
+    package var sendBuffer: Int
+    /// A ping every this many seconds; a client that has not answered the last one by the next
+    /// is disconnected.
+    package var heartbeatSeconds: Int
+
+    package init(environment env: Environment = .init()) throws {
+        pollMilliseconds = try env.int("ORBITCOVE_STREAM_POLL_MS", default: 100, in: 10...5000)
+        tickSeconds = try env.int("ORBITCOVE_STREAM_TICK_SECONDS", default: 2, in: 1...60)
+        maxStreamsPerUser = try env.int("ORBITCOVE_STREAM_MAX_PER_USER", default: 10, in: 1...1000)
+        maxSubscriptions = try env.int("ORBITCOVE_STREAM_MAX_SUBSCRIPTIONS", default: 500, in: 1...10000)
+        sendBuffer = try env.int("ORBITCOVE_STREAM_SEND_BUFFER", default: 1000, in: 10...100_000)
+        heartbeatSeconds = try env.int("ORBITCOVE_STREAM_HEARTBEAT_SECONDS", default: 20, in: 1...600)
     }
 }
 

@@ -27,7 +27,12 @@ package struct AccessTokenVerifier: Sendable {
 
     /// The user id of a valid token.
     package func verify(_ token: String) async throws(AccessTokenError) -> UUID {
-        if let userId = verified.userId(for: token, at: Date()) { return userId }
+        try await verifiedToken(token).userId
+    }
+
+    /// The user id of a valid token, and when it expires (a realtime stream ends then).
+    package func verifiedToken(_ token: String) async throws(AccessTokenError) -> (userId: UUID, expiresAt: Date) {
+        if let entry = verified.entry(for: token, at: Date()) { return entry }
         let claims: AccessTokenClaims
         do {
             claims = try await keys.verify(token, as: AccessTokenClaims.self, algorithm: "ES256")
@@ -45,7 +50,7 @@ package struct AccessTokenVerifier: Sendable {
         guard claims.aud.value.contains(audience) else { throw .wrongAudience }
         guard let userId = UUID(uuidString: claims.sub.value) else { throw .malformed }
         verified.remember(token, userId: userId, until: claims.exp.value)
-        return userId
+        return (userId, claims.exp.value)
     }
 }
 
@@ -60,14 +65,16 @@ package final class VerifiedTokens: Sendable {
 
     package init() {}
 
-    package func userId(for token: String, at now: Date) -> UUID? {
+    package func userId(for token: String, at now: Date) -> UUID? { entry(for: token, at: now)?.userId }
+
+    package func entry(for token: String, at now: Date) -> (userId: UUID, expiresAt: Date)? {
         entries.withLock { entries in
             guard let entry = entries[token] else { return nil }
             guard entry.expiresAt > now else {
                 entries[token] = nil
                 return nil
             }
-            return entry.userId
+            return entry
         }
     }
 

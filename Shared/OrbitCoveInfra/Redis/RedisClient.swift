@@ -160,14 +160,17 @@ package final class RedisClient: Service, Sendable {
 
     /// Messages published on `channels`, until the task is cancelled or graceful shutdown.
     /// Uses its own connection and thread, re-subscribing after a reconnect; pub/sub does not
-    /// replay what was published while disconnected.
-    package func subscribe(to channels: [String]) -> AsyncStream<(channel: String, message: String)> {
+    /// replay what was published while disconnected. `name` names the connection in Redis's
+    /// `CLIENT LIST`.
+    package func subscribe(
+        to channels: [String], name: String? = nil
+    ) -> AsyncStream<(channel: String, message: String)> {
         let settings = self.settings
         let logger = self.logger
         return AsyncStream { continuation in
             let stop = StopFlag()
             let thread = Thread {
-                RedisSubscriber(settings: settings, channels: channels, logger: logger).run(
+                RedisSubscriber(settings: settings, channels: channels, name: name, logger: logger).run(
                     stop: stop, deliver: { continuation.yield($0) })
                 continuation.finish()
             }

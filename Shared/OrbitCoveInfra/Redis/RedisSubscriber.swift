@@ -7,6 +7,7 @@ import Logging
 struct RedisSubscriber {
     let settings: RedisSettings
     let channels: [String]
+    let name: String?
     let logger: Logger
 
     func run(stop: StopFlag, deliver: (_ message: (channel: String, message: String)) -> Void) {
@@ -14,6 +15,7 @@ struct RedisSubscriber {
         while !stop.isSet {
             do {
                 let connection = try RedisConnection(settings: settings)
+                if let name { _ = try connection.command(["CLIENT", "SETNAME", name]) }
                 _ = try connection.command(["SUBSCRIBE"] + channels)
                 backoff.reset()
                 while !stop.isSet {

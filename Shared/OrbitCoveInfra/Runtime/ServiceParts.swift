@@ -1,16 +1,21 @@
 import Hummingbird
+import HummingbirdCore
 import OrbitCoveModels
 import ServiceLifecycle
 
-/// What a service is made of: a router (with the operational endpoints) and its long-lived
-/// parts in start order. `build` turns it into an application; tests read its routes.
+/// What a service is made of: a router (with the operational endpoints), its long-lived
+/// parts in start order, and the HTTP server it runs (HTTP/1.1, or with WebSocket upgrades for
+/// the notifications service's realtime stream). `build` turns it into an application; tests
+/// read its routes.
 package struct ServiceParts {
     package let router: Router<AppRequestContext>
     package let services: [any Service]
+    package let server: HTTPServerBuilder
 
-    package init(router: Router<AppRequestContext>, services: [any Service]) {
+    package init(router: Router<AppRequestContext>, services: [any Service], server: HTTPServerBuilder = .http1()) {
         self.router = router
         self.services = services
+        self.server = server
     }
 
     /// A service that works one queue, built on the ``ServiceKit`` every service shares (so it

@@ -52,7 +52,7 @@ package struct ServiceRuntime: Sendable {
     package func makeApplication(_ parts: ServiceParts) -> some ApplicationProtocol {
         parts.router.answerUndeclaredMethods()
         var app = Application(
-            router: parts.router,
+            router: parts.router, server: parts.server,
             configuration: .init(
                 address: .hostname(settings.httpHost, port: settings.httpPort), serverName: settings.name),
             logger: logger)

@@ -31,7 +31,7 @@ package struct SyncEngine: Sendable {
     }
 
     /// Older tokens than this start over with a full sync: the change log keeps 90 days.
-    static let tokenLifetime: TimeInterval = 80 * 24 * 3600
+    package static let tokenLifetime: TimeInterval = 80 * 24 * 3600
 
     package enum Request: Sendable {
         case full

@@ -6,7 +6,7 @@ package struct SyncToken: Equatable, Sendable {
     package var snapshot: String
     package var issuedAt: Date
 
-    init(snapshot: String, issuedAt: Date) {
+    package init(snapshot: String, issuedAt: Date) {
         self.snapshot = snapshot
         self.issuedAt = issuedAt
     }
@@ -22,18 +22,7 @@ package struct SyncToken: Equatable, Sendable {
 
     /// `xmin:xmax:xip,...` as PostgreSQL writes a snapshot, with xmin ≤ xip < xmax (what
     /// PostgreSQL would refuse must be the client's error, not ours).
-    static func isSnapshot(_ text: Substring) -> Bool {
-        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), 0 < xmin, xmin <= xmax
-        else { return false }
-        // PostgreSQL wants the running ids in [xmin, xmax), strictly increasing.
-        var previous: UInt64?
-        for field in fields[2].split(separator: ",", omittingEmptySubsequences: false) where !fields[2].isEmpty {
-            guard let id = UInt64(field), xmin <= id, id < xmax, previous.map({ $0 < id }) ?? true else { return false }
-            previous = id
-        }
-        return true
-    }
+    static func isSnapshot(_ text: Substring) -> Bool { PostgresSnapshot(text) != nil }
 
     package var text: String {
         let micros = Int64(

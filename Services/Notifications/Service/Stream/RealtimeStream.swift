@@ -1,0 +1,233 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOWebSocket
+import OrbitCoveInfra
+import OrbitCoveModels
+import ServiceLifecycle
+import WSCore
+
+/// `GET /api/v1/me/stream` (a WebSocket) and `POST /api/v1/me/stream-tickets`: every change a
+/// member may sync, as it is committed, with the sync token after it (docs/ARCHITECTURE.md,
+/// "Realtime"). Its parts: the ``StreamChangeFeed`` (one instance reads the change log and
+/// publishes it to Redis), the ``StreamHub`` (each instance's sockets, fed from Redis), and per
+/// socket a ``StreamSession`` (what that client has, read from the log where Redis cannot prove
+/// it).
+struct RealtimeStream {
+    /// Largest client frame (a subscription to 500 communities with their tokens fits).
+    static let largestClientFrame = 64 * 1024
+
+    let hub: StreamHub
+    let feed: StreamChangeFeed
+    let tickets: StreamTickets
+    let log: StreamLog
+    let unread: @Sendable (UUID) async throws -> Int
+    let verifier: AccessTokenVerifier
+    let settings: StreamSettings
+    let logger: Logger
+
+    init(
+        kit: ServiceKit, settings: StreamSettings, unread: @escaping @Sendable (UUID) async throws -> Int,
+        logger: Logger
+    ) {
+        hub = StreamHub(redis: kit.redis, maxStreamsPerUser: settings.maxStreamsPerUser, logger: logger)
+        feed = StreamChangeFeed(database: kit.database, redis: kit.redis, settings: settings, logger: logger)
+        tickets = StreamTickets(redis: kit.redis)
+        log = StreamLog(database: kit.database, logger: logger)
+        verifier = kit.runtime.makeTokenVerifier()
+        self.unread = unread
+        self.settings = settings
+        self.logger = logger
+    }
+
+    var services: [any Service] { [hub, feed] }
+
+    /// The ticket route, and what a `GET` of the stream that asked for no upgrade gets: `401`
+    /// without credentials, `426` with them. (A refused upgrade is answered by
+    /// ``StreamServerChannel``.)
+    func register(on router: Router<AppRequestContext>) {
+        let tickets = self.tickets
+        let verifier = self.verifier
+        router.post("/api/v1/me/stream-tickets") { request, context in
+            _ = try context.requireUser()
+            let (userId, expiresAt) = try await Self.bearer(of: request, verifier: verifier)
+            return try Response.data(
+                try await tickets.issue(for: userId, until: expiresAt), status: .created, requestId: context.requestId)
+        }
+        router.get("/api/v1/me/stream") { request, context -> Response in
+            let ticket = request.uri.queryParameters.get("ticket")
+            if context.userId == nil && ticket == nil {
+                throw APIError.unauthenticated(
+                    "UNAUTHENTICATED", "Open the stream with an access token or a ticket from /api/v1/me/stream-tickets"
+                )
+            }
+            throw APIError(
+                .upgradeRequired, code: "UPGRADE_REQUIRED",
+                message: "The stream is a WebSocket: send Upgrade: websocket",
+                headers: [.upgrade: "websocket"])
+        }
+    }
+
+    /// The HTTP server with WebSocket upgrades for the stream's path; other requests, and
+    /// upgrades it refuses, go to the service's router.
+    var server: HTTPServerBuilder {
+        let stream = self
+        return HTTPServerBuilder { responder in
+            StreamServerChannel(
+                responder: responder, path: "/api/v1/me/stream", maxFrameSize: Self.largestClientFrame,
+                heartbeat: .seconds(stream.settings.heartbeatSeconds),
+                authenticate: { request in await stream.authenticate(request) },
+                serve: { inbound, outbound, identity, logger in
+                    await stream.serve(inbound, outbound, identity, logger: logger)
+                })
+        }
+    }
+
+    /// Who an upgrade is from, by its bearer token or its ticket; a refusal is the error the
+    /// client gets instead of the upgrade.
+    private func authenticate(_ request: HTTPRequest) async -> Result<StreamIdentity, APIError> {
+        do {
+            if let authorization = request.headerFields[.authorization] {
+                guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+                    throw APIError.unauthenticated("TOKEN_INVALID", "Expected a Bearer access token")
+                }
+                do {
+                    let (userId, expiresAt) = try await verifier.verifiedToken(String(authorization.dropFirst(7)))
+                    return .success(StreamIdentity(userId: userId, expiresAt: expiresAt))
+                } catch {
+                    throw error.apiError
+                }
+            }
+            let query = URLComponents(string: request.path ?? "")?.queryItems ?? []
+            guard let ticket = query.first(where: { $0.name == "ticket" })?.value else {
+                throw APIError.unauthenticated(
+                    "UNAUTHENTICATED", "Open the stream with an access token or a ticket from /api/v1/me/stream-tickets"
+                )
+            }
+            guard let (userId, expiresAt) = try await tickets.redeem(ticket) else {
+                throw APIError.unauthenticated("TICKET_INVALID", "The stream ticket is unknown, used or expired")
+            }
+            return .success(StreamIdentity(userId: userId, expiresAt: expiresAt))
+        } catch let error as APIError {
+            return .failure(error)
+        } catch {
+            return .failure(APIError.unavailable("Stream tickets are unavailable; try again"))
+        }
+    }
+
+    private func serve(
+        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, _ identity: StreamIdentity,
+        logger: Logger
+    ) async {
+        let connection = StreamConnection(userId: identity.userId, bound: settings.sendBuffer)
+        guard hub.add(connection) else {
+            await Self.close(outbound, .tooManyStreams, "This user has too many streams open")
+            return
+        }
+        defer {
+            connection.finish()
+            hub.remove(connection)
+        }
+        let session = StreamSession(
+            connection: connection, hub: hub, log: log, maxSubscriptions: settings.maxSubscriptions)
+        var ending: Ending?
+        do {
+            // The first of these to end ends the stream, with the close it returns.
+            ending = try await withThrowingTaskGroup(of: Ending?.self) { group in
+                group.addTask { try await Self.read(inbound, into: connection) }
+                group.addTask {
+                    var session = session
+                    let count = try await unread(identity.userId)
+                    try await outbound.write(.text(Self.text(StreamFrame(type: .unread, count: count))))
+                    for await event in connection.events {
+                        try await session.handle(event) { frame in try await outbound.write(.text(Self.text(frame))) }
+                    }
+                    return nil
+                }
+                group.addTask {
+                    for await _ in connection.overflowed {
+                        return (.unknown(StreamCloseCode.tooSlow.rawValue), "Too slow: frames piled up")
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(max(0, identity.expiresAt.timeIntervalSinceNow)))
+                    return (.unknown(StreamCloseCode.tokenExpired.rawValue), "The access token expired: reconnect")
+                }
+                group.addTask {
+                    try await gracefulShutdown()
+                    return (.goingAway, "The service is stopping: reconnect")
+                }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        } catch is CancellationError {
+        } catch {
+            logger.info("stream ended on an error", metadata: ["error": .string(logDescription(of: error))])
+            ending = (.unexpectedServerError, "The stream failed: reconnect")
+        }
+        if let (code, reason) = ending { await Self.close(outbound, code, reason) }
+    }
+
+    typealias Ending = (code: WebSocketErrorCode, reason: String)
+
+    /// Reads client frames into the queue until the client closes; a frame that is not a
+    /// stream frame ends the stream with the code returned.
+    private static func read(
+        _ inbound: WebSocketInboundStream, into connection: StreamConnection
+    ) async throws -> Ending? {
+        for try await message in inbound.messages(maxSize: largestClientFrame) {
+            guard case .text(let text) = message else { return (.unacceptableData, "Send text frames") }
+            if let key = JSONDuplicateKeys.first(in: Array(text.utf8)) {
+                return (.policyViolation, "The key \(key) is named twice")
+            }
+            guard let frame = try? JSONDecoder().decode(StreamClientFrame.self, from: Data(text.utf8)) else {
+                return (.policyViolation, "Not a stream frame: send subscribe or unsubscribe")
+            }
+            connection.offer(.client(frame))
+        }
+        return nil
+    }
+
+    private static func close(_ outbound: WebSocketOutboundWriter, _ code: StreamCloseCode, _ reason: String) async {
+        await close(outbound, .unknown(code.rawValue), reason)
+    }
+
+    /// Closes with a code, giving up after two seconds (a client that stopped reading never
+    /// takes the close frame); the socket goes when the handler returns.
+    private static func close(_ outbound: WebSocketOutboundWriter, _ code: WebSocketErrorCode, _ reason: String) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await outbound.close(code, reason: reason) }
+            group.addTask { try? await Task.sleep(for: .seconds(2)) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    static func text(_ frame: StreamFrame) throws -> String {
+        String(decoding: try JSONCoding.encoder.encode(frame), as: UTF8.self)
+    }
+
+    static func bearer(
+        of request: Request, verifier: AccessTokenVerifier
+    ) async throws -> (userId: UUID, expiresAt: Date) {
+        guard let authorization = request.headers[.authorization], authorization.count > 7,
+            authorization.prefix(7).lowercased() == "bearer "
+        else { throw APIError.unauthenticated("TOKEN_INVALID", "Expected a Bearer access token") }
+        do {
+            return try await verifier.verifiedToken(String(authorization.dropFirst(7)))
+        } catch {
+            throw error.apiError
+        }
+    }
+}
+
+/// Who opened a stream, and until when their access token (or the one their ticket was issued
+/// for) is valid.
+struct StreamIdentity: Sendable {
+    var userId: UUID
+    var expiresAt: Date
+}

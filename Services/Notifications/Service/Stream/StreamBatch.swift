@@ -1,0 +1,55 @@
+import Foundation
+import OrbitCoveInfra
+
+/// What the change feed publishes on one shard's Redis channel: the changes to that shard's
+/// communities that the snapshot `next` sees and `previous` (the snapshot of the shard's
+/// last publication) did not. Consecutive batches of a shard chain `previous` to `next`, so an
+/// instance that holds a client at `previous` can move it to `next` from the batch alone, and
+/// one that cannot (it missed a batch, or the client came with an older token) reads the log.
+struct StreamBatch: Codable, Sendable {
+    /// Communities are spread over this many channels: a fixed number, so every instance and
+    /// the feed agree on it with nothing to coordinate, small enough that an instance simply
+    /// subscribes to all of them (each publication is one shard's, so an instance's work per
+    /// message follows that shard's traffic), and more than the cores of any instance, so a
+    /// Redis Cluster can spread them over nodes as sharded channels.
+    static let shards = 16
+    /// A batch with more changes than this names its communities instead, to be read from
+    /// the log by whoever follows them (a bulk import makes tens of thousands at once).
+    static let largestInline = 2000
+
+    static func channel(_ shard: Int) -> String { "orbitcove:stream:\(shard)" }
+    static let channels = (0..<shards).map(channel)
+
+    static func shard(of community: UUID) -> Int { Int(community.uuid.15) % shards }
+
+    struct Change: Codable, Sendable, Equatable {
+        var community: UUID
+        var kind: String
+        var id: UUID
+        var operation: String
+        var txid: UInt64
+
+        enum CodingKeys: String, CodingKey {
+            case community = "c", kind = "k", id = "i", operation = "o", txid = "x"
+        }
+    }
+
+    var shard: Int
+    /// Nil when the feed's reader has just taken over: nothing chains to it.
+    var previous: String?
+    var next: String
+    /// When `next` was taken (microseconds since 1970): the sync tokens' issue time.
+    var readAt: Int64
+    /// Nil when there were more than ``largestInline``: then `communities` says whose to read.
+    var changes: [Change]?
+    var communities: [UUID]?
+
+    enum CodingKeys: String, CodingKey {
+        case shard = "s", previous = "p", next = "n", readAt = "t", changes = "c", communities = "m"
+    }
+
+    /// The sync token a client holds once it has this batch.
+    var token: SyncToken {
+        SyncToken(snapshot: next, issuedAt: Date(timeIntervalSince1970: Double(readAt) / 1_000_000))
+    }
+}

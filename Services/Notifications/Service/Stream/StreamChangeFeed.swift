@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import PostgresNIO
+import ServiceLifecycle
+
+/// Notices each committed change once for every instance: the instance holding a PostgreSQL
+/// advisory lock reads what the change log gained since its last read, by snapshot
+/// (`realtime_changes`, migration 0048), every ``StreamSettings/pollMilliseconds``, and
+/// publishes it per shard to Redis. The others wait for the lock (a reader that dies drops its
+/// connection, and with it the lock). Change ids are given at insert, not at commit, so the log
+/// is read by snapshot, never tailed by id.
+///
+/// Redis pub/sub may lose a publication; the batches say what they follow, so an instance
+/// that missed one reads the log instead (``StreamConnection``). Every shard is published at
+/// least every ``StreamSettings/tickSeconds``, so a miss on a quiet shard is found within that.
+struct StreamChangeFeed: Service {
+    /// `pg_try_advisory_lock`'s key: "orbstrm".
+    static let lockKey: Int64 = 0x6f_72_62_73_74_72_6d
+
+    let database: Database
+    let redis: RedisClient
+    let settings: StreamSettings
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await leadWhileLocked()
+                } catch {
+                    if !Task.isCancelled {
+                        logger.warning(
+                            "realtime change feed stopped; retrying",
+                            metadata: ["error": .string(logDescription(of: error))])
+                    }
+                }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Reads and publishes while this instance holds the lock; returns at once when another does.
+    private func leadWhileLocked() async throws {
+        try await database.withConnection { connection in
+            var locked = false
+            for try await value in try await connection.query(
+                "SELECT pg_try_advisory_lock(\(Self.lockKey))", logger: logger
+            ).decode(Bool.self) { locked = value }
+            guard locked else { return }
+            logger.info("reading the change log for the realtime stream")
+            do {
+                try await lead(on: connection)
+            } catch {
+                try? await connection.run("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                throw error
+            }
+            try await connection.run("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+        }
+    }
+
+    private func lead(on connection: PostgresConnection) async throws {
+        var previous: [Int: String] = [:]
+        var read: String?
+        let clock = ContinuousClock()
+        var lastTick = clock.now
+        let tick = Duration.seconds(settings.tickSeconds)
+        while !Task.isCancelled {
+            let started = clock.now
+            let (snapshot, readAt, changes) = try await poll(since: read, on: connection)
+            let ticking = started - lastTick >= tick
+            if ticking { lastTick = started }
+            var byShard: [Int: [StreamBatch.Change]] = [:]
+            for change in changes { byShard[StreamBatch.shard(of: change.community), default: []].append(change) }
+            for shard in 0..<StreamBatch.shards where ticking || byShard[shard] != nil {
+                let shardChanges = byShard[shard] ?? []
+                let inline = shardChanges.count <= StreamBatch.largestInline
+                let batch = StreamBatch(
+                    shard: shard, previous: previous[shard], next: snapshot, readAt: readAt,
+                    changes: inline ? shardChanges : nil,
+                    communities: inline ? nil : Array(Set(shardChanges.map(\.community))))
+                previous[shard] = snapshot
+                await publish(batch)
+            }
+            read = snapshot
+            try await Task.sleep(until: started + .milliseconds(settings.pollMilliseconds), clock: clock)
+        }
+    }
+
+    private func poll(
+        since: String?, on connection: PostgresConnection
+    ) async throws -> (snapshot: String, readAt: Int64, changes: [StreamBatch.Change]) {
+        var snapshot = ""
+        var readAt = Date()
+        var changes: [StreamBatch.Change] = []
+        let rows = try await connection.query(
+            "SELECT snapshot, read_at, community_id, entity_kind, entity_id, operation, txid FROM realtime_changes(\(since))",
+            logger: logger)
+        for try await (text, time, community, kind, id, operation, txid) in rows.decode(
+            (String, Date, UUID?, String?, UUID?, String?, String?).self)
+        {
+            (snapshot, readAt) = (text, time)
+            guard let community, let kind, let id, let operation, let txid = txid.flatMap(UInt64.init) else { continue }
+            changes.append(.init(community: community, kind: kind, id: id, operation: operation, txid: txid))
+        }
+        guard !snapshot.isEmpty else { throw StreamFeedError(message: "realtime_changes returned no snapshot") }
+        return (snapshot, Int64((readAt.timeIntervalSince1970 * 1_000_000).rounded()), changes)
+    }
+
+    /// A publication Redis does not take is as good as lost: the next one tells instances so.
+    private func publish(_ batch: StreamBatch) async {
+        do {
+            let message = String(decoding: try JSONEncoder().encode(batch), as: UTF8.self)
+            _ = try await redis.publish(channel: StreamBatch.channel(batch.shard), message: message)
+        } catch {
+            logger.debug("realtime batch not published", metadata: ["error": .string(logDescription(of: error))])
+        }
+    }
+}
+
+struct StreamFeedError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

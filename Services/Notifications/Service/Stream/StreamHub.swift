@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import ServiceLifecycle
+import Synchronization
+
+/// This instance's open streams, and the Redis subscription that feeds them: each batch of a
+/// shard goes to the streams following one of that shard's communities, and to the streams of
+/// a user whose own membership it changes (a join or a removal). It hands each stream a batch
+/// without waiting for it; a stream that lets too many wait is disconnected
+/// (``StreamConnection/offer(_:)``), so one slow client never holds up the others, and the
+/// instance's own Redis connection never falls behind for a client's sake.
+final class StreamHub: Service, Sendable {
+    private struct State {
+        var connections: [UUID: StreamConnection] = [:]
+        /// Per shard, the streams following one of its communities, with how many.
+        var byShard: [Int: [UUID: Int]] = [:]
+        var byUser: [UUID: Set<UUID>] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let redis: RedisClient
+    private let maxStreamsPerUser: Int
+    private let logger: Logger
+
+    init(redis: RedisClient, maxStreamsPerUser: Int, logger: Logger) {
+        self.redis = redis
+        self.maxStreamsPerUser = maxStreamsPerUser
+        self.logger = logger
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await message in self.redis.subscribe(to: StreamBatch.channels, name: Self.subscriberName) {
+                self.dispatch(message.message)
+            }
+        }
+    }
+
+    /// The name of each instance's subscription in Redis's `CLIENT LIST`.
+    static let subscriberName = "orbitcove-stream"
+
+    var openStreams: Int { state.withLock { $0.connections.count } }
+
+    /// Registers a new stream; false when its user already holds as many as allowed.
+    func add(_ connection: StreamConnection) -> Bool {
+        state.withLock { state in
+            guard state.byUser[connection.userId, default: []].count < maxStreamsPerUser else { return false }
+            state.connections[connection.id] = connection
+            state.byUser[connection.userId, default: []].insert(connection.id)
+            return true
+        }
+    }
+
+    func remove(_ connection: StreamConnection) {
+        state.withLock { state in
+            state.connections[connection.id] = nil
+            state.byUser[connection.userId]?.remove(connection.id)
+            if state.byUser[connection.userId]?.isEmpty == true { state.byUser[connection.userId] = nil }
+            for shard in state.byShard.keys { state.byShard[shard]?[connection.id] = nil }
+        }
+    }
+
+    func follow(_ community: UUID, by connection: StreamConnection) {
+        state.withLock { state in
+            state.byShard[StreamBatch.shard(of: community), default: [:]][connection.id, default: 0] += 1
+        }
+    }
+
+    func unfollow(_ community: UUID, by connection: StreamConnection) {
+        state.withLock { Self.unfollow(community, connection.id, in: &$0) }
+    }
+
+    private static func unfollow(_ community: UUID, _ connection: UUID, in state: inout State) {
+        let shard = StreamBatch.shard(of: community)
+        guard let count = state.byShard[shard]?[connection] else { return }
+        state.byShard[shard]?[connection] = count > 1 ? count - 1 : nil
+    }
+
+    private func dispatch(_ message: String) {
+        let batch: StreamBatch
+        do {
+            batch = try JSONDecoder().decode(StreamBatch.self, from: Data(message.utf8))
+        } catch {
+            logger.warning("unreadable realtime batch", metadata: ["error": .string("\(error)")])
+            return
+        }
+        let members = Set((batch.changes ?? []).lazy.filter { $0.kind == "member" }.map(\.id))
+        let targets: [StreamConnection] = state.withLock { state in
+            var ids = Set(state.byShard[batch.shard]?.keys ?? [:].keys)
+            for user in members { ids.formUnion(state.byUser[user] ?? []) }
+            return ids.compactMap { state.connections[$0] }
+        }
+        for connection in targets { connection.offer(.batch(batch)) }
+    }
+}

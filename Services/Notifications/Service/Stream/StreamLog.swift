@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import OrbitCoveInfra
+import PostgresNIO
+
+/// Reads the change log for one stream, as its user (row-level security shows a member's
+/// communities only): where the stream cannot prove from Redis's batches that a client has
+/// everything, it reads what changed since the client's position.
+struct StreamLog: Sendable {
+    let database: Database
+    let logger: Logger
+
+    struct Read: Sendable {
+        /// The snapshot all of it was read in, and the token a client holds once it has it.
+        var snapshot: PostgresSnapshot
+        var token: SyncToken
+        /// The communities the user is a member of now.
+        var memberOf: Set<UUID>
+        /// Per community asked with a position: what changed since it, in the log's order.
+        var changes: [UUID: [StreamBatch.Change]]
+    }
+
+    /// One snapshot for all of it (REPEATABLE READ): the user's communities now, and for each
+    /// community given a position that the user is still in, the changes that snapshot sees and
+    /// the position did not.
+    func read(for userId: UUID, since positions: [UUID: PostgresSnapshot]) async throws -> Read {
+        try await database.transaction(scope: .user(userId), isolation: .repeatableRead) { connection in
+            var (text, now, members) = ("", Date(), [UUID]())
+            for try await row in try await connection.query(
+                "SELECT pg_current_snapshot()::text, NOW(), app_member_community_ids()", logger: logger
+            ).decode((String, Date, [UUID]?).self) {
+                (text, now, members) = (row.0, row.1, row.2 ?? [])
+            }
+            guard let snapshot = PostgresSnapshot(text) else {
+                throw StreamFeedError(message: "unreadable snapshot \(text)")
+            }
+            let memberOf = Set(members)
+            var changes: [UUID: [StreamBatch.Change]] = [:]
+            for (community, since) in positions where memberOf.contains(community) {
+                var list: [StreamBatch.Change] = []
+                let rows = try await connection.query(
+                    """
+                    SELECT entity_kind::text, entity_id, operation::text, txid::text FROM change_log
+                    WHERE community_id = \(community)
+                      AND txid >= pg_snapshot_xmin(\(since.text)::pg_snapshot)
+                      AND NOT pg_visible_in_snapshot(txid, \(since.text)::pg_snapshot)
+                    ORDER BY id
+                    """, logger: logger)
+                for try await (kind, id, operation, txid) in rows.decode((String, UUID, String, String).self) {
+                    guard let txid = UInt64(txid) else { continue }
+                    list.append(.init(community: community, kind: kind, id: id, operation: operation, txid: txid))
+                }
+                changes[community] = list
+            }
+            return Read(
+                snapshot: snapshot, token: SyncToken(snapshot: text, issuedAt: now), memberOf: memberOf,
+                changes: changes)
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+
+/// What one stream has sent: per community it follows, its position, the snapshot whose
+/// changes the client has. A position only moves forward, to a snapshot that includes it, and
+/// each move sends exactly the changes the new position sees and the old one did not:
+///
+/// - a batch the position already includes is skipped;
+/// - a batch whose `previous` the position includes (the usual case: the last batch moved it
+///   there) sends its changes the position does not see, and moves it to `next`;
+/// - anything else (a batch was missed, the client resumed from an older token, the feed's
+///   reader changed, a batch too large to carry its changes, or the user's own membership
+///   changed) reads the log as the user from the position to a fresh snapshot.
+///
+/// So a change arrives once, whatever Redis loses or repeats, and a client that resumes from
+/// the last token it was sent misses nothing and gets nothing twice.
+struct StreamSession {
+    let connection: StreamConnection
+    let hub: StreamHub
+    let log: StreamLog
+    let maxSubscriptions: Int
+    private(set) var positions: [UUID: PostgresSnapshot] = [:]
+
+    init(connection: StreamConnection, hub: StreamHub, log: StreamLog, maxSubscriptions: Int) {
+        self.connection = connection
+        self.hub = hub
+        self.log = log
+        self.maxSubscriptions = maxSubscriptions
+    }
+
+    typealias Write = (StreamFrame) async throws -> Void
+
+    mutating func handle(_ event: StreamConnection.Event, write: Write) async throws {
+        switch event {
+        case .client(let frame):
+            switch frame.type {
+            case .subscribe: try await subscribe(frame.communities ?? [], write: write)
+            case .unsubscribe:
+                for community in frame.communityIds ?? [] where positions.removeValue(forKey: community) != nil {
+                    hub.unfollow(community, by: connection)
+                }
+            }
+        case .batch(let batch):
+            try await apply(batch, write: write)
+        }
+    }
+
+    private mutating func subscribe(_ requests: [StreamSubscription], write: Write) async throws {
+        var asked: [UUID: PostgresSnapshot] = [:]
+        var order: [UUID] = []
+        for request in requests {
+            let community = request.communityId
+            guard asked[community] == nil else { continue }
+            guard positions[community] != nil || positions.count + asked.count < maxSubscriptions else {
+                try await write(
+                    StreamFrame(
+                        type: .refused, communityId: community, code: "TOO_MANY_SUBSCRIPTIONS",
+                        message: "A stream follows at most \(maxSubscriptions) communities"))
+                continue
+            }
+            guard let text = request.syncToken else {
+                try await write(
+                    StreamFrame(type: .reset, communityId: community, message: "No sync token: run a full sync"))
+                continue
+            }
+            guard let token = try? SyncToken(text: text, field: "syncToken"),
+                let snapshot = PostgresSnapshot(token.snapshot)
+            else {
+                try await write(
+                    StreamFrame(
+                        type: .refused, communityId: community, code: "VALIDATION_FAILED",
+                        message: "syncToken is not a sync token this API issued"))
+                continue
+            }
+            guard Date().timeIntervalSince(token.issuedAt) < SyncEngine.tokenLifetime else {
+                try await write(
+                    StreamFrame(
+                        type: .reset, communityId: community, message: "The sync token is too old: run a full sync"))
+                continue
+            }
+            asked[community] = snapshot
+            order.append(community)
+        }
+        guard !asked.isEmpty else { return }
+        let read = try await log.read(for: connection.userId, since: asked)
+        for community in order {
+            guard read.memberOf.contains(community) else {
+                if positions.removeValue(forKey: community) != nil { hub.unfollow(community, by: connection) }
+                try await write(
+                    StreamFrame(
+                        type: .refused, communityId: community, code: "COMMUNITY_NOT_FOUND",
+                        message: "No such community"))
+                continue
+            }
+            let token = read.token.text
+            for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
+            if positions.updateValue(read.snapshot, forKey: community) == nil { hub.follow(community, by: connection) }
+            try await write(StreamFrame(type: .subscribed, communityId: community, syncToken: token))
+        }
+    }
+
+    private mutating func apply(_ batch: StreamBatch, write: Write) async throws {
+        guard let next = PostgresSnapshot(batch.next) else { return }
+        let previous = batch.previous.flatMap(PostgresSnapshot.init)
+        var fromLog = Set<UUID>()
+        var inline: [UUID: [StreamBatch.Change]] = [:]
+        for change in batch.changes ?? [] {
+            if change.kind == "member" && change.id == connection.userId { fromLog.insert(change.community) }
+            if positions[change.community] != nil { inline[change.community, default: []].append(change) }
+        }
+        for community in batch.communities ?? [] where positions[community] != nil { fromLog.insert(community) }
+        let token = batch.token.text
+        for (community, position) in positions
+        where StreamBatch.shard(of: community) == batch.shard && !fromLog.contains(community) {
+            if position.includes(next) { continue }
+            guard let previous, position.includes(previous) else {
+                fromLog.insert(community)
+                continue
+            }
+            for change in inline[community] ?? [] where !position.sees(change.txid) {
+                try await write(Self.frame(change, token: token))
+            }
+            positions[community] = next
+        }
+        if !fromLog.isEmpty { try await catchUp(fromLog, write: write) }
+    }
+
+    /// Reads `communities` from the log: for those followed, what changed since their
+    /// positions (or their end, if the user left); for those not followed, whether the user
+    /// joined.
+    private mutating func catchUp(_ communities: Set<UUID>, write: Write) async throws {
+        let read = try await log.read(for: connection.userId, since: positions.filter { communities.contains($0.key) })
+        let token = read.token.text
+        for community in communities.sorted(by: { $0.uuidString < $1.uuidString }) {
+            switch (positions[community] != nil, read.memberOf.contains(community)) {
+            case (true, false):
+                positions[community] = nil
+                hub.unfollow(community, by: connection)
+                try await write(StreamFrame(type: .removed, communityId: community))
+            case (true, true):
+                for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
+                positions[community] = read.snapshot
+            case (false, true) where positions.count < maxSubscriptions:
+                positions[community] = read.snapshot
+                hub.follow(community, by: connection)
+                try await write(StreamFrame(type: .joined, communityId: community, syncToken: token))
+            case (false, _):
+                continue
+            }
+        }
+    }
+
+    static func frame(_ change: StreamBatch.Change, token: String) -> StreamFrame {
+        StreamFrame(
+            type: .change, communityId: change.community, kind: change.kind, id: change.id,
+            operation: change.operation, syncToken: token)
+    }
+}

@@ -1,0 +1,65 @@
+-- The realtime stream (issue 26; docs/ARCHITECTURE.md, "Realtime").
+--
+-- One process at a time (the notifications instance holding an advisory lock) reads what the
+-- change log gained since its last read, by snapshot as sync does, and fans it out through
+-- Redis; every instance serves its own sockets from that, and reads the log itself whenever
+-- it cannot prove from Redis that it saw everything (a missed publication, a client that
+-- resumes from an older token).
+
+-- The poll reads every community's changes from the previous snapshot's xmin on.
+CREATE INDEX change_log_txid ON change_log(txid);
+
+-- What the change log gained between the snapshot `since` and the caller's own: the rows
+-- committed by transactions `since` could not see. With `since` NULL, only the snapshot (the
+-- first poll of a new leader). The statement's snapshot is the one returned, so the rows are
+-- exactly those it makes visible; STABLE keeps the caller's snapshot inside the function.
+-- Every community's changes, so only the services' role may call it, and only the stream's
+-- leader does (it forwards each change to the members of its community alone).
+CREATE FUNCTION realtime_changes(since text)
+RETURNS TABLE (
+    snapshot text, read_at timestamptz, change_id bigint, community_id uuid, entity_kind text,
+    entity_id uuid, operation text, txid text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
+    WITH now_ AS (SELECT pg_current_snapshot()::text AS snapshot, clock_timestamp() AS read_at)
+    SELECT n.snapshot, n.read_at, c.id, c.community_id, c.entity_kind::text, c.entity_id, c.operation::text,
+           c.txid::text
+    FROM now_ n
+    LEFT JOIN change_log c
+      ON since IS NOT NULL
+     AND c.txid >= pg_snapshot_xmin(since::pg_snapshot)
+     AND NOT pg_visible_in_snapshot(c.txid, since::pg_snapshot)
+    ORDER BY c.id
+$$;
+REVOKE EXECUTE ON FUNCTION realtime_changes(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION realtime_changes(text) TO orbitcove_app;
+
+-- What a member's screen shows that was not in the change log: answers (and with them an
+-- event's counts and line), reactions and poll votes. Each logs its event or post under a kind
+-- of its own (`answers`, `reactions`, `votes`): the stream tells clients to read that event's
+-- answers or that post's counts again; sync registers no such kind, so it skips them (a sync
+-- reads the event or post whole). A comment already logs its post (its count moves).
+CREATE FUNCTION log_activity_change() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+DECLARE
+    kind text := TG_ARGV[0];
+    changed jsonb := to_jsonb(CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END);
+    subject uuid;
+BEGIN
+    IF kind = 'answers' THEN
+        subject := (changed ->> 'event_id')::uuid;
+        INSERT INTO change_log (community_id, entity_kind, entity_id, operation)
+        SELECT e.community_id, kind, e.id, 'update' FROM events e WHERE e.id = subject;
+    ELSE
+        subject := (changed ->> 'post_id')::uuid;
+        INSERT INTO change_log (community_id, entity_kind, entity_id, operation)
+        SELECT p.community_id, kind, p.id, 'update' FROM posts p WHERE p.id = subject;
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER trigger_activity_log AFTER INSERT OR UPDATE OR DELETE ON rsvps
+    FOR EACH ROW EXECUTE FUNCTION log_activity_change('answers');
+CREATE TRIGGER trigger_activity_log AFTER INSERT OR UPDATE OR DELETE ON reactions
+    FOR EACH ROW EXECUTE FUNCTION log_activity_change('reactions');
+CREATE TRIGGER trigger_activity_log AFTER INSERT OR UPDATE OR DELETE ON poll_votes
+    FOR EACH ROW EXECUTE FUNCTION log_activity_change('votes');

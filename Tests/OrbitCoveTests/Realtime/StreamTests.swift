@@ -1,0 +1,420 @@
+import Foundation
+import Glibc
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NotificationsService
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Testing
+import WSClient
+
+/// `GET /api/v1/me/stream` over real WebSockets, against the notifications service running
+/// live beside core, with the real PostgreSQL and Redis: every change arrives once, with a
+/// token to resume from, and nothing arrives that the caller may not see.
+@Suite struct StreamTests {
+    typealias Person = CoreHarness.Person
+
+    /// Runs `count` notifications services live (each with its own hub; one of all the tests'
+    /// services reads the change log) and hands their ports to `body`.
+    static func run(
+        _ api: CoreHarness, instances count: Int = 1, settings: [String: String] = [:],
+        _ body: @Sendable ([Int]) async throws -> Void
+    ) async throws {
+        try await start(api, count, settings, ports: [], body)
+    }
+
+    private static func start(
+        _ api: CoreHarness, _ count: Int, _ settings: [String: String], ports: [Int],
+        _ body: @Sendable ([Int]) async throws -> Void
+    ) async throws {
+        guard ports.count < count else { return try await body(ports) }
+        let runtime = try TestEnvironment.runtime(
+            name: "orbitcove-notifications", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
+        let app = runtime.makeApplication(
+            try NotificationsApplication.parts(
+                runtime: runtime,
+                environment: Environment(["ORBITCOVE_STREAM_TICK_SECONDS": "1"].merging(settings) { _, new in new })))
+        try await app.test(.live) { client in
+            try await start(api, count, settings, ports: ports + [try #require(client.port)], body)
+        }
+    }
+
+    static func syncToken(_ api: CoreHarness, _ club: Community, as person: Person) async throws -> String {
+        try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: person).data(CommunitySync.self).syncToken
+    }
+
+    static func post(_ api: CoreHarness, in club: Community, by person: Person, _ text: String) async throws -> UUID {
+        try await FeedTests.post(api, in: club, by: person, #"{"content":"\#(text)"}"#).id
+    }
+
+    @Test func aChangeArrivesOnceWithATokenThatResumesWithoutGapOrRepeat() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            let token = try await Self.syncToken(api, club, as: ada)
+            try await Self.run(api) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try stream.subscribe(club.id, from: token)
+                let first = try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                #expect(first.first?.type == .unread && first.first?.count == 0)
+
+                let event = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Practice","startsAt":"2031-03-01T17:00:00Z"}"#)
+                let created = try await stream.wait(for: "the event") { _ in !stream.changes(of: event.id).isEmpty }
+                let change = try #require(created.last { $0.id == event.id })
+                #expect(change.kind == "event" && change.operation == "insert" && change.communityId == club.id)
+                let resumeFrom = try #require(change.syncToken)
+                await stream.close()
+
+                // While Ada is away: the event moves, a post is written.
+                let moved = try await api.call(
+                    .patch, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach,
+                    json: #"{"title":"Practice (moved)"}"#)
+                #expect(moved.status == .ok)
+                let post = try await Self.post(api, in: club, by: coach, "Bring water")
+
+                let again = StreamProbe.open(port: ports[0], as: ada)
+                try again.subscribe(club.id, from: resumeFrom)
+                try await again.wait(for: "the resumed subscription") { $0.contains { $0.type == .subscribed } }
+                #expect(again.changes(of: event.id).map(\.operation) == ["update"])
+                #expect(again.changes(of: post).map(\.operation) == ["insert"])
+                // The same as sync says changed since that token.
+                let sync = try await api.call(
+                    .get, "/api/v1/communities/\(club.id)/sync?since=\(resumeFrom)", as: ada
+                ).data(CommunitySync.self)
+                #expect(sync.events.updated.count == 1 && sync.posts.created.count == 1)
+
+                // Live again, once.
+                let second = try await Self.post(api, in: club, by: coach, "And snacks")
+                try await again.wait(for: "the live post") { _ in !again.changes(of: second).isEmpty }
+                try await Task.sleep(for: .seconds(1.5))
+                #expect(again.changes(of: second).count == 1)
+                #expect(again.changes(of: post).count == 1 && again.changes(of: event.id).count == 1)
+                await again.close()
+            }
+        }
+    }
+
+    @Test func answersReactionsAndVotesReachTheStream() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            let token = try await Self.syncToken(api, club, as: ada)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-04-01T17:00:00Z"}"#)
+            let post = try await Self.post(api, in: club, by: coach, "Who is coming?")
+            try await Self.run(api) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try stream.subscribe(club.id, from: token)
+                try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                let answered = try await api.call(
+                    .post, "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp", as: coach,
+                    json: #"{"status":"yes"}"#)
+                #expect(answered.status == .ok || answered.status == .created)
+                let reacted = try await api.call(
+                    .post, "/api/v1/communities/\(club.id)/posts/\(post)/reactions", as: coach,
+                    json: #"{"type":"like"}"#)
+                #expect(reacted.status.code < 300)
+                let frames = try await stream.wait(for: "the answer and the reaction") { frames in
+                    frames.contains { $0.kind == "answers" && $0.id == event.id }
+                        && frames.contains { $0.kind == "reactions" && $0.id == post }
+                }
+                #expect(frames.allSatisfy { $0.type != .change || $0.communityId == club.id })
+                await stream.close()
+            }
+        }
+    }
+
+    @Test func aCommunityTheCallerIsNotInIsRefusedAndTheRestServed() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            let other = try await api.community(by: coach)
+            let token = try await Self.syncToken(api, club, as: ada)
+            let stale = SyncToken(snapshot: "10:10:", issuedAt: Date().addingTimeInterval(-81 * 24 * 3600)).text
+            let third = try await api.community(by: ada)
+            try await Self.run(api) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try stream.send(
+                    StreamClientFrame(
+                        type: .subscribe,
+                        communities: [
+                            StreamSubscription(communityId: other.id, syncToken: token),
+                            StreamSubscription(communityId: club.id, syncToken: token),
+                            StreamSubscription(communityId: third.id, syncToken: stale),
+                            StreamSubscription(communityId: UUID(), syncToken: "bm9wZQ"),
+                        ]))
+                let frames = try await stream.wait(for: "four answers") { frames in
+                    frames.filter { [.subscribed, .refused, .reset].contains($0.type) }.count == 4
+                }
+                #expect(
+                    frames.contains {
+                        $0.type == .refused && $0.communityId == other.id && $0.code == "COMMUNITY_NOT_FOUND"
+                    })
+                #expect(frames.contains { $0.type == .subscribed && $0.communityId == club.id })
+                #expect(frames.contains { $0.type == .reset && $0.communityId == third.id })
+                #expect(frames.contains { $0.type == .refused && $0.code == "VALIDATION_FAILED" })
+                // The other community's changes never reach Ada; the club's do.
+                let hidden = try await Self.post(api, in: other, by: coach, "Admins only")
+                let shown = try await Self.post(api, in: club, by: coach, "Everyone")
+                try await stream.wait(for: "the club's post") { _ in !stream.changes(of: shown).isEmpty }
+                try await Task.sleep(for: .seconds(1.5))
+                #expect(stream.changes(of: hidden).isEmpty)
+                #expect(stream.frames.allSatisfy { $0.type != .change || $0.communityId == club.id })
+                await stream.close()
+            }
+        }
+    }
+
+    @Test func aRemovedMemberStopsReceivingAtOnce() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada, ben) = try await api.clubWithTwoMembers()
+            let adaToken = try await Self.syncToken(api, club, as: ada)
+            let benToken = try await Self.syncToken(api, club, as: ben)
+            let clubId = club.id
+            try await Self.run(api) { ports in
+                let adas = StreamProbe.open(port: ports[0], as: ada)
+                let bens = StreamProbe.open(port: ports[0], as: ben)
+                try adas.subscribe(club.id, from: adaToken)
+                try bens.subscribe(club.id, from: benToken)
+                try await adas.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                try await bens.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                let removed = try await api.call(.delete, "/api/v1/communities/\(club.id)/members/\(ada.id)", as: coach)
+                #expect(removed.status == .noContent)
+                try await adas.wait(for: "removed") { $0.contains { $0.type == .removed && $0.communityId == clubId } }
+                let after = try await Self.post(api, in: club, by: coach, "After Ada left")
+                try await bens.wait(for: "Ben's post") { _ in !bens.changes(of: after).isEmpty }
+                try await Task.sleep(for: .seconds(1.5))
+                #expect(adas.changes(of: after).isEmpty)
+
+                await adas.close()
+                await bens.close()
+            }
+        }
+    }
+
+    @Test func aCommunityJoinedWhileConnectedIsFollowed() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let later = try await api.community(by: coach)
+            try await Self.run(api) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                try await api.join(ada, later, invitedBy: coach)
+                let joined = try await stream.wait(for: "joined") { frames in frames.contains { $0.type == .joined } }
+                #expect(joined.contains { $0.type == .joined && $0.communityId == later.id && $0.syncToken != nil })
+                let news = try await Self.post(api, in: later, by: coach, "Welcome")
+                try await stream.wait(for: "the new community's post") { _ in !stream.changes(of: news).isEmpty }
+                await stream.close()
+            }
+        }
+    }
+
+    @Test func upgradesNeedATokenOrATicketAndATicketOpensOneStream() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            try await Self.run(api) { ports in
+                let http = HTTPClientProbe(port: ports[0])
+                // Not an upgrade: 401 without credentials, 426 with them.
+                #expect(try await http.get("/api/v1/me/stream").errorCode == "UNAUTHENTICATED")
+                #expect(try await http.get("/api/v1/me/stream", token: ada.token).status == 426)
+                // An upgrade without a token or ticket, with a bad token, with a made-up ticket: 401.
+                for (token, query) in [(nil, ""), ("nope", ""), (nil, "?ticket=\(String(repeating: "A", count: 43))")] {
+                    let reply = try await http.get("/api/v1/me/stream\(query)", token: token, upgrade: true)
+                    #expect(reply.status == 401, "\(query)")
+                }
+                let issued = try await http.post("/api/v1/me/stream-tickets", token: ada.token)
+                #expect(issued.status == 201)
+                let ticket = try JSONCoding.decoder.decode(DataOnly<StreamTicket>.self, from: issued.body).data
+                #expect(ticket.expiresAt > Date() && ticket.expiresAt < Date().addingTimeInterval(31))
+                #expect(try await http.post("/api/v1/me/stream-tickets", token: nil).status == 401)
+
+                let stream = StreamProbe.open(port: ports[0], ticket: ticket.ticket)
+                try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                // Used once: the same ticket is refused before any upgrade.
+                let reused = try await http.get("/api/v1/me/stream?ticket=\(ticket.ticket)", upgrade: true)
+                #expect(reused.status == 401 && reused.errorCode == "TICKET_INVALID")
+                await stream.close()
+            }
+        }
+    }
+
+    @Test func framesThatAreNotStreamFramesCloseTheStreamWithACode() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            try await Self.run(api) { ports in
+                let cases: [(WebSocketOutboundWriter.OutboundFrame, UInt16)] = [
+                    (.text("not json"), 1008),
+                    (.text(#"{"type":"subscribe","type":"unsubscribe"}"#), 1008),
+                    (.text(#"{"type":"launch"}"#), 1008),
+                    (.binary(ByteBuffer(string: "{}")), 1003),
+                    (.text(String(repeating: " ", count: 70 * 1024)), 1009),
+                ]
+                for (frame, code) in cases {
+                    let stream = StreamProbe.open(port: ports[0], as: ada)
+                    try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                    stream.send(raw: frame)
+                    let closed = try await stream.ended.value
+                    #expect(closed.map { UInt16(webSocketErrorCode: $0.closeCode) } == code, "\(frame)")
+                }
+                // The service is unharmed: a new stream is served.
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                await stream.close()
+            }
+        }
+    }
+
+    @Test func aStreamClosesWhenItsTokenExpiresAndStreamsPerUserAreBounded() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            try await Self.run(api, settings: ["ORBITCOVE_STREAM_MAX_PER_USER": "2"]) { ports in
+                let redis = try RedisClient(
+                    url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
+                    logger: TestEnvironment.logger)
+                try await withServices([redis]) {
+                    let ticket = try await StreamTickets(redis: redis).issue(
+                        for: ada.id, until: Date().addingTimeInterval(2))
+                    let expiring = StreamProbe.open(port: ports[0], ticket: ticket.ticket)
+                    let closed = try await expiring.ended.value
+                    #expect(
+                        closed.map { UInt16(webSocketErrorCode: $0.closeCode) } == StreamCloseCode.tokenExpired.rawValue
+                    )
+                }
+                let streams = (0..<2).map { _ in StreamProbe.open(port: ports[0], as: ada) }
+                for stream in streams { try await stream.wait(for: "the unread count") { $0.first?.type == .unread } }
+                let third = StreamProbe.open(port: ports[0], as: ada)
+                #expect(
+                    try await third.ended.value.map { UInt16(webSocketErrorCode: $0.closeCode) }
+                        == StreamCloseCode.tooManyStreams.rawValue)
+                for stream in streams { await stream.close() }
+            }
+        }
+    }
+
+    /// Two instances, clients on both, a writer, and Redis's pub/sub connections killed
+    /// mid-run: every client still gets every change exactly once.
+    @Test func twoInstancesLosingRedisPubSubMidRunMissNothingAndRepeatNothing() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada, ben) = try await api.clubWithTwoMembers()
+            let tokens = [try await Self.syncToken(api, club, as: ada), try await Self.syncToken(api, club, as: ben)]
+            try await Self.run(api, instances: 2) { ports in
+                let streams = [
+                    StreamProbe.open(port: ports[0], as: ada), StreamProbe.open(port: ports[1], as: ben),
+                    StreamProbe.open(port: ports[1], as: ada),
+                ]
+                for (index, stream) in streams.enumerated() {
+                    try stream.subscribe(club.id, from: tokens[index == 1 ? 1 : 0])
+                    try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                }
+                let redis = try RedisClient(
+                    url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
+                    logger: TestEnvironment.logger)
+                let posts = try await withServices([redis]) {
+                    var posts: [UUID] = []
+                    for round in 0..<30 {
+                        posts.append(try await Self.post(api, in: club, by: coach, "Post \(round)"))
+                        if round == 10 || round == 20 { try await Self.killStreamSubscriptions(redis) }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    return posts
+                }
+                for stream in streams {
+                    try await stream.wait(seconds: 20, for: "all 30 posts") { _ in
+                        posts.allSatisfy { !stream.changes(of: $0).isEmpty }
+                    }
+                }
+                try await Task.sleep(for: .seconds(2))
+                for stream in streams {
+                    #expect(posts.allSatisfy { stream.changes(of: $0).count == 1 })
+                    await stream.close()
+                }
+            }
+        }
+    }
+
+    /// Closes every instance's subscription connection (`CLIENT KILL ID`): what Redis publishes
+    /// until they subscribe again is lost to them.
+    static func killStreamSubscriptions(_ redis: RedisClient) async throws {
+        let list = try await redis.command(["CLIENT", "LIST", "TYPE", "pubsub"]).string ?? ""
+        var killed = 0
+        for line in list.split(separator: "\n") where line.contains("name=orbitcove-stream ") {
+            guard let id = line.split(separator: " ").first(where: { $0.hasPrefix("id=") })?.dropFirst(3) else {
+                continue
+            }
+            killed += try await redis.command(["CLIENT", "KILL", "ID", String(id)]).integer ?? 0
+        }
+        #expect(killed >= 2)
+    }
+}
+
+/// Plain HTTP/1.1 requests to a live service, with or without WebSocket upgrade headers.
+struct HTTPClientProbe {
+    let port: Int
+
+    struct Reply {
+        var status: Int
+        var body: Data
+        var errorCode: String? {
+            let json = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+            return (json?["error"] as? [String: Any])?["code"] as? String
+        }
+    }
+
+    func get(_ path: String, token: String? = nil, upgrade: Bool = false) async throws -> Reply {
+        try await send("GET", path, token: token, upgrade: upgrade)
+    }
+
+    func post(_ path: String, token: String?) async throws -> Reply {
+        try await send("POST", path, token: token, upgrade: false)
+    }
+
+    /// One request on a connection of its own, written and read as bytes (an HTTP client
+    /// library would refuse, or wait on, a request that asks for an upgrade).
+    private func send(_ method: String, _ path: String, token: String?, upgrade: Bool) async throws -> Reply {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        head += "X-Real-IP: \(TestEnvironment.uniqueClientAddress())\r\nContent-Length: 0\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        if upgrade {
+            head = head.replacingOccurrences(of: "Connection: close", with: "Connection: Upgrade")
+            head += "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        }
+        let request = Array((head + "\r\n").utf8)
+        let port = self.port
+        let response = try await Task.detached { try Self.exchange(request, port: port) }.value
+        guard let split = response.firstRange(of: Data("\r\n\r\n".utf8)),
+            let statusLine = String(data: response[..<split.lowerBound], encoding: .utf8)?.split(separator: "\r\n")
+                .first,
+            let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "")
+        else { throw TestFailure("not an HTTP response: \(String(decoding: response, as: UTF8.self))") }
+        return Reply(status: status, body: Data(response[split.upperBound...]))
+    }
+
+    /// Writes `request` and reads until the server closes (at most five seconds).
+    private static func exchange(_ request: [UInt8], port: Int) throws -> Data {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw TestFailure("socket: \(errno)") }
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw TestFailure("connect: \(errno)") }
+        guard write(socket, request, request.count) == request.count else { throw TestFailure("write: \(errno)") }
+        var response = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(socket, &buffer, buffer.count)
+            if count <= 0 { break }
+            response.append(contentsOf: buffer[..<count])
+        }
+        return response
+    }
+}
