@@ -13,7 +13,7 @@ import WSClient
 /// `GET /api/v1/me/stream` over real WebSockets, against the notifications service running
 /// live beside core, with the real PostgreSQL and Redis: every change arrives once, with a
 /// token to resume from, and nothing arrives that the caller may not see.
-@Suite struct StreamTests {
+@Suite(.serialized) struct StreamTests {
     typealias Person = CoreHarness.Person
 
     /// Runs `count` notifications services live (each with its own hub; one of all the tests'
@@ -120,6 +120,24 @@ import WSClient
                         && frames.contains { $0.kind == "reactions" && $0.id == post }
                 }
                 #expect(frames.allSatisfy { $0.type != .change || $0.communityId == club.id })
+                await stream.close()
+            }
+        }
+    }
+
+    @Test func theUnreadCountFollowsTheCallersNotifications() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            try await Self.run(api) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                #expect(stream.frames.first?.count == 0)
+                // A new event notifies Ada: her count follows without a subscription.
+                _ = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Practice","startsAt":"2031-05-01T17:00:00Z"}"#)
+                try await stream.wait(for: "a count of one") { frames in
+                    frames.contains { $0.type == .unread && $0.count == 1 }
+                }
                 await stream.close()
             }
         }
@@ -319,10 +337,12 @@ import WSClient
                     }
                     return posts
                 }
-                for stream in streams {
-                    try await stream.wait(seconds: 20, for: "all 30 posts") { _ in
-                        posts.allSatisfy { !stream.changes(of: $0).isEmpty }
+                for (index, stream) in streams.enumerated() {
+                    let missing = { posts.indices.filter { stream.changes(of: posts[$0]).isEmpty } }
+                    _ = try? await stream.wait(seconds: 20, for: "all 30 posts on stream \(index)") { _ in
+                        missing().isEmpty
                     }
+                    #expect(missing().isEmpty, "stream \(index) missed posts \(missing())")
                 }
                 try await Task.sleep(for: .seconds(2))
                 for stream in streams {

@@ -14,6 +14,8 @@ import WSClient
 final class StreamProbe: Sendable {
     private final class Received: Sendable {
         let frames = Mutex<[StreamFrame]>([])
+        /// How the connection ended, once it has.
+        let end = Mutex("open")
     }
 
     private let received = Received()
@@ -26,25 +28,41 @@ final class StreamProbe: Sendable {
         self.outgoing = outgoing
         let received = self.received
         ended = Task { [received] in
-            try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: 1 << 20, additionalHeaders: headers),
-                logger: TestEnvironment.logger
-            ) { inbound, outbound, _ in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for try await message in inbound.messages(maxSize: 1 << 20) {
-                            guard case .text(let text) = message else { continue }
-                            let frame = try JSONCoding.decoder.decode(StreamFrame.self, from: Data(text.utf8))
-                            received.frames.withLock { $0.append(frame) }
-                        }
+            do {
+                let closed = try await Self.connect(
+                    url: url, headers: headers, received: received, outgoingFrames: outgoingFrames)
+                let code = closed.map { "\(UInt16(webSocketErrorCode: $0.closeCode)) \($0.reason ?? "")" }
+                received.end.withLock { $0 = "closed: \(code ?? "no close frame")" }
+                return closed
+            } catch {
+                received.end.withLock { $0 = "failed: \(error)" }
+                throw error
+            }
+        }
+    }
+
+    private static func connect(
+        url: String, headers: HTTPFields, received: Received,
+        outgoingFrames: AsyncStream<WebSocketOutboundWriter.OutboundFrame>
+    ) async throws -> WebSocketCloseFrame? {
+        try await WebSocketClient.connect(
+            url: url, configuration: .init(maxFrameSize: 1 << 20, additionalHeaders: headers),
+            logger: TestEnvironment.logger
+        ) { inbound, outbound, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text(let text) = message else { continue }
+                        let frame = try JSONCoding.decoder.decode(StreamFrame.self, from: Data(text.utf8))
+                        received.frames.withLock { $0.append(frame) }
                     }
-                    group.addTask {
-                        for await frame in outgoingFrames { try await outbound.write(frame) }
-                        try await outbound.close(.normalClosure, reason: nil)
-                    }
-                    try await group.next()
-                    group.cancelAll()
                 }
+                group.addTask {
+                    for await frame in outgoingFrames { try await outbound.write(frame) }
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+                try await group.next()
+                group.cancelAll()
             }
         }
     }
@@ -89,7 +107,10 @@ final class StreamProbe: Sendable {
             if condition(frames) { return frames }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestFailure("stream: no \(what) within \(seconds) s; received \(frames.map(\.summary))")
+        let state = received.end.withLock { $0 }
+        throw TestFailure(
+            "stream: no \(what) within \(seconds) s (\(state)); received \(frames.count) frames: \(frames.suffix(8).map(\.summary))"
+        )
     }
 
     /// The change frames received for `entity`.

@@ -32,7 +32,8 @@ struct RealtimeStream {
         kit: ServiceKit, settings: StreamSettings, unread: @escaping @Sendable (UUID) async throws -> Int,
         logger: Logger
     ) {
-        hub = StreamHub(redis: kit.redis, maxStreamsPerUser: settings.maxStreamsPerUser, logger: logger)
+        hub = StreamHub(
+            database: kit.database, redis: kit.redis, maxStreamsPerUser: settings.maxStreamsPerUser, logger: logger)
         feed = StreamChangeFeed(database: kit.database, redis: kit.redis, settings: settings, logger: logger)
         tickets = StreamTickets(redis: kit.redis)
         log = StreamLog(database: kit.database, logger: logger)
@@ -130,8 +131,12 @@ struct RealtimeStream {
             connection.finish()
             hub.remove(connection)
         }
+        // Fresh unread counts, one at a time: a burst of hints is one count.
+        let (unreadHints, unreadHint) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        defer { unreadHint.finish() }
         let session = StreamSession(
-            connection: connection, hub: hub, log: log, maxSubscriptions: settings.maxSubscriptions)
+            connection: connection, hub: hub, log: log, maxSubscriptions: settings.maxSubscriptions,
+            unreadChanged: { unreadHint.yield() })
         var ending: Ending?
         do {
             // The first of these to end ends the stream, with the close it returns.
@@ -143,6 +148,13 @@ struct RealtimeStream {
                     try await outbound.write(.text(Self.text(StreamFrame(type: .unread, count: count))))
                     for await event in connection.events {
                         try await session.handle(event) { frame in try await outbound.write(.text(Self.text(frame))) }
+                    }
+                    return nil
+                }
+                group.addTask {
+                    for await _ in unreadHints {
+                        guard let count = try? await unread(identity.userId) else { continue }
+                        try await outbound.write(.text(Self.text(StreamFrame(type: .unread, count: count))))
                     }
                     return nil
                 }

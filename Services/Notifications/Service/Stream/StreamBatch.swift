@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import OrbitCoveInfra
+import PostgresNIO
 
 /// What the change feed publishes on one shard's Redis channel: the changes to that shard's
 /// communities that the snapshot `next` sees and `previous` (the snapshot of the shard's
@@ -17,8 +19,25 @@ struct StreamBatch: Codable, Sendable {
     /// the log by whoever follows them (a bulk import makes tens of thousands at once).
     static let largestInline = 2000
 
-    static func channel(_ shard: Int) -> String { "orbitcove:stream:\(shard)" }
-    static let channels = (0..<shards).map(channel)
+    /// A shard's channel. `namespace` names the database (``namespace(on:logger:)``): one
+    /// PostgreSQL cluster's snapshots mean the same in all its databases, so a batch of another
+    /// database sharing the Redis would pass for one of this database's and move clients past
+    /// changes it never carried.
+    static func channel(_ shard: Int, in namespace: String) -> String { "orbitcove:stream:\(namespace):\(shard)" }
+    static func channels(in namespace: String) -> [String] { (0..<shards).map { channel($0, in: namespace) } }
+
+    /// The database's name and oid.
+    static func namespace(on connection: PostgresConnection, logger: Logger) async throws -> String {
+        for try await (name, oid) in try await connection.query(
+            "SELECT datname::text, oid::int8 FROM pg_database WHERE datname = current_database()", logger: logger
+        ).decode((String, Int64).self) {
+            return "\(name)-\(oid)"
+        }
+        throw StreamFeedError(message: "the current database is not in pg_database")
+    }
+
+    /// The kind of a change to a user's own notifications: `community` and `id` are the user.
+    static let unread = "unread"
 
     static func shard(of community: UUID) -> Int { Int(community.uuid.15) % shards }
 

@@ -49,21 +49,31 @@ struct StreamChangeFeed: Service {
             ).decode(Bool.self) { locked = value }
             guard locked else { return }
             logger.info("reading the change log for the realtime stream")
+            // The lock belongs to the connection, which goes back to the pool: it is released
+            // however leading ends, in a task of its own (a cancelled task's statement would
+            // not run, and the next lease of the connection would hold the lock unawares).
+            let unlock = { [logger] in
+                await Task {
+                    try? await connection.run("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                }.value
+            }
             do {
                 try await lead(on: connection)
             } catch {
-                try? await connection.run("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                await unlock()
                 throw error
             }
-            try await connection.run("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+            await unlock()
         }
     }
 
     private func lead(on connection: PostgresConnection) async throws {
+        let namespace = try await StreamBatch.namespace(on: connection, logger: logger)
         var previous: [Int: String] = [:]
         var read: String?
         let clock = ContinuousClock()
         var lastTick = clock.now
+        var lastPrune = clock.now
         let tick = Duration.seconds(settings.tickSeconds)
         while !Task.isCancelled {
             let started = clock.now
@@ -80,9 +90,13 @@ struct StreamChangeFeed: Service {
                     changes: inline ? shardChanges : nil,
                     communities: inline ? nil : Array(Set(shardChanges.map(\.community))))
                 previous[shard] = snapshot
-                await publish(batch)
+                await publish(batch, in: namespace)
             }
             read = snapshot
+            if started - lastPrune >= .seconds(60) {
+                lastPrune = started
+                try await connection.run("SELECT realtime_prune()", logger: logger)
+            }
             try await Task.sleep(until: started + .milliseconds(settings.pollMilliseconds), clock: clock)
         }
     }
@@ -100,7 +114,9 @@ struct StreamChangeFeed: Service {
             (String, Date, UUID?, String?, UUID?, String?, String?).self)
         {
             (snapshot, readAt) = (text, time)
-            guard let community, let kind, let id, let operation, let txid = txid.flatMap(UInt64.init) else { continue }
+            guard let kind, let id, let operation, let txid = txid.flatMap(UInt64.init) else { continue }
+            // A user's unread count travels on the user's shard, named by the user.
+            guard let community = community ?? (kind == StreamBatch.unread ? id : nil) else { continue }
             changes.append(.init(community: community, kind: kind, id: id, operation: operation, txid: txid))
         }
         guard !snapshot.isEmpty else { throw StreamFeedError(message: "realtime_changes returned no snapshot") }
@@ -108,10 +124,10 @@ struct StreamChangeFeed: Service {
     }
 
     /// A publication Redis does not take is as good as lost: the next one tells instances so.
-    private func publish(_ batch: StreamBatch) async {
+    private func publish(_ batch: StreamBatch, in namespace: String) async {
         do {
             let message = String(decoding: try JSONEncoder().encode(batch), as: UTF8.self)
-            _ = try await redis.publish(channel: StreamBatch.channel(batch.shard), message: message)
+            _ = try await redis.publish(channel: StreamBatch.channel(batch.shard, in: namespace), message: message)
         } catch {
             logger.debug("realtime batch not published", metadata: ["error": .string(logDescription(of: error))])
         }

@@ -19,11 +19,13 @@ final class StreamHub: Service, Sendable {
     }
 
     private let state = Mutex(State())
+    private let database: Database
     private let redis: RedisClient
     private let maxStreamsPerUser: Int
     private let logger: Logger
 
-    init(redis: RedisClient, maxStreamsPerUser: Int, logger: Logger) {
+    init(database: Database, redis: RedisClient, maxStreamsPerUser: Int, logger: Logger) {
+        self.database = database
         self.redis = redis
         self.maxStreamsPerUser = maxStreamsPerUser
         self.logger = logger
@@ -31,7 +33,23 @@ final class StreamHub: Service, Sendable {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            for await message in self.redis.subscribe(to: StreamBatch.channels, name: Self.subscriberName) {
+            var namespace: String?
+            while namespace == nil && !Task.isCancelled {
+                do {
+                    namespace = try await self.database.withConnection {
+                        try await StreamBatch.namespace(on: $0, logger: self.logger)
+                    }
+                } catch {
+                    self.logger.warning(
+                        "cannot name the stream's channels yet", metadata: ["error": .string(logDescription(of: error))]
+                    )
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            guard let namespace else { return }
+            for await message in self.redis.subscribe(
+                to: StreamBatch.channels(in: namespace), name: Self.subscriberName)
+            {
                 self.dispatch(message.message)
             }
         }
@@ -85,7 +103,9 @@ final class StreamHub: Service, Sendable {
             logger.warning("unreadable realtime batch", metadata: ["error": .string("\(error)")])
             return
         }
-        let members = Set((batch.changes ?? []).lazy.filter { $0.kind == "member" }.map(\.id))
+        // A membership or a user's own notifications reach that user's streams wherever they are.
+        let members = Set(
+            (batch.changes ?? []).lazy.filter { $0.kind == "member" || $0.kind == StreamBatch.unread }.map(\.id))
         let targets: [StreamConnection] = state.withLock { state in
             var ids = Set(state.byShard[batch.shard]?.keys ?? [:].keys)
             for user in members { ids.formUnion(state.byUser[user] ?? []) }

@@ -20,13 +20,20 @@ struct StreamSession {
     let hub: StreamHub
     let log: StreamLog
     let maxSubscriptions: Int
+    /// Called when the user's notifications changed: the stream sends a fresh unread count
+    /// beside the changes, so counting never holds them up.
+    let unreadChanged: @Sendable () -> Void
     private(set) var positions: [UUID: PostgresSnapshot] = [:]
 
-    init(connection: StreamConnection, hub: StreamHub, log: StreamLog, maxSubscriptions: Int) {
+    init(
+        connection: StreamConnection, hub: StreamHub, log: StreamLog, maxSubscriptions: Int,
+        unreadChanged: @escaping @Sendable () -> Void
+    ) {
         self.connection = connection
         self.hub = hub
         self.log = log
         self.maxSubscriptions = maxSubscriptions
+        self.unreadChanged = unreadChanged
     }
 
     typealias Write = (StreamFrame) async throws -> Void
@@ -105,7 +112,12 @@ struct StreamSession {
         let previous = batch.previous.flatMap(PostgresSnapshot.init)
         var fromLog = Set<UUID>()
         var inline: [UUID: [StreamBatch.Change]] = [:]
+        var unreadChanged = false
         for change in batch.changes ?? [] {
+            if change.kind == StreamBatch.unread {
+                unreadChanged = unreadChanged || change.id == connection.userId
+                continue
+            }
             if change.kind == "member" && change.id == connection.userId { fromLog.insert(change.community) }
             if positions[change.community] != nil { inline[change.community, default: []].append(change) }
         }
@@ -124,6 +136,9 @@ struct StreamSession {
             positions[community] = next
         }
         if !fromLog.isEmpty { try await catchUp(fromLog, write: write) }
+        // A count is state, not a change: a hint lost with a Redis publication is made good by
+        // the next one, or by the count every stream starts with.
+        if unreadChanged { self.unreadChanged() }
     }
 
     /// Reads `communities` from the log: for those followed, what changed since their

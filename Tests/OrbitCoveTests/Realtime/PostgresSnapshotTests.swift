@@ -1,0 +1,83 @@
+import Foundation
+import OrbitCoveInfra
+import PostgresNIO
+import Testing
+
+/// The stream's positions are snapshots compared in Swift: `sees` must be PostgreSQL's own
+/// `pg_visible_in_snapshot`, and `includes` must hold exactly when every transaction one
+/// snapshot sees the other sees too.
+@Suite struct PostgresSnapshotTests {
+    /// A random snapshot with transaction ids in 1...60, so that random pairs overlap often.
+    static func draw(_ random: inout SplitMix64) -> PostgresSnapshot {
+        let xmin = UInt64(random.next() % 40) + 1
+        let xmax = xmin + UInt64(random.next() % 20)
+        let running = (xmin..<xmax).filter { _ in random.next() % 3 == 0 }
+        let text = "\(xmin):\(xmax):" + running.map(String.init).joined(separator: ",")
+        guard let snapshot = PostgresSnapshot(text) else { preconditionFailure("drew an invalid snapshot \(text)") }
+        return snapshot
+    }
+
+    @Test func seeingIsPostgreSQLsVisibility() async throws {
+        var random = SplitMix64(seed: 20_261_128)
+        var drawn: [(snapshot: PostgresSnapshot, txid: UInt64)] = []
+        for _ in 0..<3000 { drawn.append((Self.draw(&random), random.next() % 70)) }
+        let pairs = drawn
+        let (texts, txids) = (pairs.map(\.snapshot.text), pairs.map { Int64($0.txid) })
+        let visible = try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                var answers: [Bool] = []
+                let rows = try await connection.query(
+                    """
+                    SELECT pg_visible_in_snapshot(t::text::xid8, s::pg_snapshot)
+                    FROM unnest(\(texts)::text[], \(txids)::int8[])
+                         WITH ORDINALITY AS p(s, t, n)
+                    ORDER BY n
+                    """, logger: TestEnvironment.logger)
+                for try await seen in rows.decode(Bool.self) { answers.append(seen) }
+                return answers
+            }
+        }
+        #expect(visible.count == pairs.count)
+        for (index, pair) in pairs.enumerated() where index < visible.count {
+            #expect(pair.snapshot.sees(pair.txid) == visible[index], "\(pair.snapshot.text) sees \(pair.txid)")
+        }
+    }
+
+    @Test func includingIsSeeingEverythingTheOtherSees() {
+        var random = SplitMix64(seed: 28_112_026)
+        var (included, notIncluded) = (0, 0)
+        for _ in 0..<20_000 {
+            let (earlier, later) = (Self.draw(&random), Self.draw(&random))
+            let expected = (0..<70).allSatisfy { !earlier.sees($0) || later.sees($0) }
+            #expect(later.includes(earlier) == expected, "\(later.text) includes \(earlier.text)")
+            if expected { included += 1 } else { notIncluded += 1 }
+        }
+        // Both answers were exercised.
+        #expect(included > 1000 && notIncluded > 1000)
+    }
+
+    @Test func snapshotsTakenLaterIncludeEarlierOnesWhileTransactionsRunAndEnd() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { reader in
+                func snapshot() async throws -> PostgresSnapshot {
+                    for try await text in try await reader.query(
+                        "SELECT pg_current_snapshot()::text", logger: TestEnvironment.logger
+                    ).decode(String.self) {
+                        return try #require(PostgresSnapshot(text))
+                    }
+                    throw TestFailure("no snapshot")
+                }
+                try await database.withConnection { writer in
+                    let before = try await snapshot()
+                    try await writer.run("BEGIN", logger: TestEnvironment.logger)
+                    try await writer.run("SELECT pg_current_xact_id()", logger: TestEnvironment.logger)
+                    let during = try await snapshot()
+                    try await writer.run("COMMIT", logger: TestEnvironment.logger)
+                    let after = try await snapshot()
+                    #expect(during.includes(before) && after.includes(during) && after.includes(before))
+                    #expect(!during.includes(after))
+                }
+            }
+        }
+    }
+}
