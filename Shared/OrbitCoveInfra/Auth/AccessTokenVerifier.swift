@@ -30,6 +30,19 @@ package struct AccessTokenVerifier: Sendable {
         try await verifiedToken(token).userId
     }
 
+    /// The user and expiry of an `Authorization: Bearer <access token>` header's token, or the
+    /// refusal a client gets.
+    package func verifiedBearer(_ authorization: String) async throws(APIError) -> (userId: UUID, expiresAt: Date) {
+        guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            throw APIError.unauthenticated("TOKEN_INVALID", "Expected a Bearer access token")
+        }
+        do {
+            return try await verifiedToken(String(authorization.dropFirst(7)))
+        } catch {
+            throw error.apiError
+        }
+    }
+
     /// The user id of a valid token, and when it expires (a realtime stream ends then).
     package func verifiedToken(_ token: String) async throws(AccessTokenError) -> (userId: UUID, expiresAt: Date) {
         if let entry = verified.entry(for: token, at: Date()) { return entry }

@@ -13,15 +13,12 @@ package struct AuthenticationMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard let authorization = request.headers[.authorization] else { return try await next(request, context) }
-        guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-            throw APIError.unauthenticated("TOKEN_INVALID", "Expected a Bearer access token")
-        }
         var context = context
         do {
-            context.userId = try await verifier.verify(String(authorization.dropFirst(7)))
+            context.userId = try await verifier.verifiedBearer(authorization).userId
         } catch {
-            context.logger.info("access token refused", metadata: ["reason": .string("\(error)")])
-            throw error.apiError
+            context.logger.info("access token refused", metadata: ["reason": .string(error.code)])
+            throw error
         }
         return try await next(request, context)
     }

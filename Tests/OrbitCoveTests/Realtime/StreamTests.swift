@@ -13,6 +13,10 @@ import WSClient
 /// `GET /api/v1/me/stream` over real WebSockets, against the notifications service running
 /// live beside core, with the real PostgreSQL and Redis: every change arrives once, with a
 /// token to resume from, and nothing arrives that the caller may not see.
+///
+/// Serialized: run in parallel with each other, one test in three or four never ended (a
+/// `wait` whose deadline never came, each time a different test; not found yet, issue 26's
+/// note). They run in parallel with every other suite.
 @Suite(.serialized) struct StreamTests {
     typealias Person = CoreHarness.Person
 

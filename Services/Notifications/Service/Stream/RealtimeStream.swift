@@ -18,6 +18,8 @@ import WSCore
 struct RealtimeStream {
     /// Largest client frame (a subscription to 500 communities with their tokens fits).
     static let largestClientFrame = 64 * 1024
+    static let noCredentials = APIError.unauthenticated(
+        "UNAUTHENTICATED", "Open the stream with an access token or a ticket from /api/v1/me/stream-tickets")
 
     let hub: StreamHub
     let feed: StreamChangeFeed
@@ -46,23 +48,22 @@ struct RealtimeStream {
     var services: [any Service] { [hub, feed] }
 
     /// The ticket route, and what a `GET` of the stream that asked for no upgrade gets: `401`
-    /// without credentials, `426` with them. (A refused upgrade is answered by
+    /// without an access token, `426` with one. (A refused upgrade is answered by
     /// ``StreamServerChannel``.)
     func register(on router: Router<AppRequestContext>) {
         let tickets = self.tickets
         let verifier = self.verifier
         router.post("/api/v1/me/stream-tickets") { request, context in
             _ = try context.requireUser()
-            let (userId, expiresAt) = try await Self.bearer(of: request, verifier: verifier)
+            let (userId, expiresAt) = try await verifier.verifiedBearer(request.headers[.authorization] ?? "")
             return try Response.data(
                 try await tickets.issue(for: userId, until: expiresAt), status: .created, requestId: context.requestId)
         }
         router.get("/api/v1/me/stream") { request, context -> Response in
-            let ticket = request.uri.queryParameters.get("ticket")
-            if context.userId == nil && ticket == nil {
-                throw APIError.unauthenticated(
-                    "UNAUTHENTICATED", "Open the stream with an access token or a ticket from /api/v1/me/stream-tickets"
-                )
+            // A ticket opens only an upgrade: without one, this is an unauthenticated request.
+            guard context.userId != nil else { throw Self.noCredentials }
+            if let ticket = request.uri.queryParameters.get("ticket"), ticket.utf8.count > 100 {
+                throw APIError.validation(["ticket": "is not a stream ticket"])
             }
             throw APIError(
                 .upgradeRequired, code: "UPGRADE_REQUIRED",
@@ -91,21 +92,12 @@ struct RealtimeStream {
     private func authenticate(_ request: HTTPRequest) async -> Result<StreamIdentity, APIError> {
         do {
             if let authorization = request.headerFields[.authorization] {
-                guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-                    throw APIError.unauthenticated("TOKEN_INVALID", "Expected a Bearer access token")
-                }
-                do {
-                    let (userId, expiresAt) = try await verifier.verifiedToken(String(authorization.dropFirst(7)))
-                    return .success(StreamIdentity(userId: userId, expiresAt: expiresAt))
-                } catch {
-                    throw error.apiError
-                }
+                let (userId, expiresAt) = try await verifier.verifiedBearer(authorization)
+                return .success(StreamIdentity(userId: userId, expiresAt: expiresAt))
             }
             let query = URLComponents(string: request.path ?? "")?.queryItems ?? []
             guard let ticket = query.first(where: { $0.name == "ticket" })?.value else {
-                throw APIError.unauthenticated(
-                    "UNAUTHENTICATED", "Open the stream with an access token or a ticket from /api/v1/me/stream-tickets"
-                )
+                throw Self.noCredentials
             }
             guard let (userId, expiresAt) = try await tickets.redeem(ticket) else {
                 throw APIError.unauthenticated("TICKET_INVALID", "The stream ticket is unknown, used or expired")
@@ -221,19 +213,6 @@ struct RealtimeStream {
 
     static func text(_ frame: StreamFrame) throws -> String {
         String(decoding: try JSONCoding.encoder.encode(frame), as: UTF8.self)
-    }
-
-    static func bearer(
-        of request: Request, verifier: AccessTokenVerifier
-    ) async throws -> (userId: UUID, expiresAt: Date) {
-        guard let authorization = request.headers[.authorization], authorization.count > 7,
-            authorization.prefix(7).lowercased() == "bearer "
-        else { throw APIError.unauthenticated("TOKEN_INVALID", "Expected a Bearer access token") }
-        do {
-            return try await verifier.verifiedToken(String(authorization.dropFirst(7)))
-        } catch {
-            throw error.apiError
-        }
     }
 }
 
