@@ -82,7 +82,9 @@ import Testing
                     in: club, by: coach, #"{"title":"Match","startsAt":"2031-03-04T18:00:00Z"}"#)
                 for person in [ada, ben, cy] { #expect(try await harness.settled(person, .eventCreated, count: 1)) }
                 // (Pushes of the joins before may still arrive: only the event's count here.)
-                #expect(try await eventually { harness.pushes(to: cys, of: "event_created").count == 1 })
+                #expect(
+                    try await eventually { harness.pushes(to: cys, of: "event_created").count == 1 },
+                    "Cy's pushes: \(harness.pushSummary(to: cys))")
                 try await harness.drained()
                 #expect(harness.pushes(to: adas, of: "event_created").isEmpty)
                 #expect(harness.pushes(to: bens, of: "event_created").isEmpty)
@@ -112,7 +114,9 @@ import Testing
                         WHERE community_id = \(club.id) AND user_id = \(ben.id)
                         """)
                 }
-                #expect(try await eventually { harness.pushes(to: bens, of: "event_created").count == 1 })
+                #expect(
+                    try await eventually { harness.pushes(to: bens, of: "event_created").count == 1 },
+                    "Ben's pushes: \(harness.pushSummary(to: bens))")
                 #expect(harness.pushes(to: adas, of: "event_created").isEmpty)
             }
         }

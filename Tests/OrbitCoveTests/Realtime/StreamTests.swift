@@ -34,12 +34,16 @@ import WSClient
         _ body: @Sendable ([Int]) async throws -> Void
     ) async throws {
         guard ports.count < count else { return try await body(ports) }
+        // These services consume the shared `notifications` queue too: they push, like every
+        // other test's, to the shared APNs stand-in (with the log provider another test's push
+        // would be written to a log and never reach the stand-in that test watches).
+        let apns = try await SharedAPNs.shared.start().settings
         let runtime = try TestEnvironment.runtime(
             name: "orbitcove-notifications", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
+        let environment = apns.merging(["ORBITCOVE_STREAM_TICK_SECONDS": "1"]) { _, new in new }
+            .merging(settings) { _, new in new }
         let app = runtime.makeApplication(
-            try NotificationsApplication.parts(
-                runtime: runtime,
-                environment: Environment(["ORBITCOVE_STREAM_TICK_SECONDS": "1"].merging(settings) { _, new in new })))
+            try NotificationsApplication.parts(runtime: runtime, environment: Environment(environment)))
         try await app.test(.live) { client in
             try await start(api, count, settings, ports: ports + [try #require(client.port)], body)
         }
@@ -279,12 +283,40 @@ import WSClient
                     let closed = try await stream.ended.value
                     #expect(closed.map { UInt16(webSocketErrorCode: $0.closeCode) } == code, "\(frame)")
                 }
+                // A flood of well-formed frames (each subscribe reads the change log) is closed.
+                let flooding = StreamProbe.open(port: ports[0], as: ada)
+                try await flooding.wait(for: "the unread count") { $0.first?.type == .unread }
+                for _ in 0..<200 { try flooding.send(StreamClientFrame(type: .unsubscribe, communityIds: [UUID()])) }
+                let flooded = try await flooding.ended.value
+                #expect(flooded.map { UInt16(webSocketErrorCode: $0.closeCode) } == 1008)
+                #expect(flooded?.reason?.contains("Too many frames") == true)
                 // The service is unharmed: a new stream is served.
                 let stream = StreamProbe.open(port: ports[0], as: ada)
                 try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
                 await stream.close()
             }
         }
+    }
+
+    /// A burst, then a steady pace: what a client may send without being closed.
+    @Test func clientFramesAreAllowedABurstThenTenASecond() {
+        typealias Allowance = StreamFrameAllowance
+        /// How many of the frames sent at `instants` are allowed.
+        func allowed(_ allowance: inout Allowance, _ instants: [ContinuousClock.Instant]) -> Int {
+            instants.reduce(0) { count, instant in count + (allowance.take(at: instant) ? 1 : 0) }
+        }
+        var allowance = Allowance()
+        let start = ContinuousClock.now
+        #expect(allowed(&allowance, Array(repeating: start, count: Allowance.burst + 5)) == Allowance.burst)
+        // A tenth of a second earns one frame, and no more.
+        let tenth = start + .milliseconds(100)
+        #expect(allowed(&allowance, [tenth, tenth]) == 1)
+        // A quiet minute refills the burst, not more.
+        let later = start + .seconds(60)
+        #expect(allowed(&allowance, Array(repeating: later, count: Allowance.burst + 5)) == Allowance.burst)
+        // A steady ten a second is never refused.
+        var steady = Allowance()
+        #expect(allowed(&steady, (0..<300).map { later + .milliseconds(100 * $0) }) == 300)
     }
 
     @Test func aStreamClosesWhenItsTokenExpiresAndStreamsPerUserAreBounded() async throws {

@@ -103,6 +103,17 @@ struct NotificationsHarness: Sendable {
         apns.received().filter { $0.token == token }
     }
 
+    /// What the stand-in received for `token`, one line each (type, notification, time,
+    /// answer), for a failed expectation to show.
+    func pushSummary(to token: String) -> String {
+        let lines = pushes(to: token).map { push in
+            let type = push.json?["type"]?.stringValue ?? "?"
+            let notification = push.json?["notificationId"]?.stringValue ?? "?"
+            return "\(type) \(notification) at \(push.at.formatted(.iso8601)) \(push.status)"
+        }
+        return lines.isEmpty ? "none" : lines.joined(separator: "; ")
+    }
+
     /// What the stand-in received for `token` about notifications of `type`.
     func pushes(to token: String, of type: String) -> [APNsStandIn.Received] {
         pushes(to: token).filter { $0.json?["type"]?.stringValue == type }

@@ -183,7 +183,11 @@ struct RealtimeStream {
     private static func read(
         _ inbound: WebSocketInboundStream, into connection: StreamConnection
     ) async throws -> Ending? {
+        var allowance = StreamFrameAllowance()
         for try await message in inbound.messages(maxSize: largestClientFrame) {
+            guard allowance.take(at: .now) else {
+                return (.policyViolation, "Too many frames: at most \(StreamFrameAllowance.perSecond) a second")
+            }
             guard case .text(let text) = message else { return (.unacceptableData, "Send text frames") }
             if let key = JSONDuplicateKeys.first(in: Array(text.utf8)) {
                 return (.policyViolation, "The key \(key) is named twice")
@@ -221,4 +225,28 @@ struct RealtimeStream {
 struct StreamIdentity: Sendable {
     var userId: UUID
     var expiresAt: Date
+}
+
+/// What a client may send: a burst of `burst` frames, then `perSecond` a second (each
+/// subscribe reads the change log; an app sends a handful a minute).
+package struct StreamFrameAllowance {
+    package static let perSecond = 10
+    package static let burst = 30
+    private var tokens = Double(burst)
+    private var last: ContinuousClock.Instant?
+
+    package init() {}
+
+    /// Takes one frame's token at `now`; false when none is left.
+    package mutating func take(at now: ContinuousClock.Instant) -> Bool {
+        if let last {
+            let (seconds, attoseconds) = (now - last).components
+            let elapsed = Double(seconds) + Double(attoseconds) * 1e-18
+            tokens = min(Double(Self.burst), tokens + elapsed * Double(Self.perSecond))
+        }
+        last = now
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
 }
