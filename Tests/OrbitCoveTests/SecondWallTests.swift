@@ -140,6 +140,29 @@ import Testing
         }
     }
 
+    /// The realtime stream's feed reads every community's changes: only system work may, so a
+    /// user's context (or none) is refused it, and cannot prune or read what it keeps.
+    @Test func theRealtimeFeedIsReadOnlyBySystemWork() async throws {
+        try await CoreHarness.run { api in
+            let (ada, eve) = (try await api.signIn("Ada"), try await api.signIn("Eve"))
+            let tigers = try await api.community(by: ada)
+            _ = try await api.createEvent(in: tigers, by: ada, #"{"title":"Practice","startsAt":"2031-03-01T17:00:00Z"}"#)
+            try await withTestDatabase { db in
+                // From a snapshot that saw nothing of the log (xmin 1): every change is "new".
+                let everything: PostgresQuery = "SELECT community_id FROM realtime_changes('1:1:')"
+                let seen = try await db.transaction(scope: .system) { connection in
+                    try await connection.query(everything, logger: TestEnvironment.logger).collect().count
+                }
+                #expect(seen > 0)
+                #expect(await Self.run(everything, as: eve.id, in: db) == .refused)
+                #expect(await Self.run(everything, as: ada.id, in: db) == .refused)
+                #expect(await Self.run(everything, as: nil, in: db) == .refused)
+                #expect(await Self.run("SELECT user_id FROM stream_user_changes", as: ada.id, in: db) == .refused)
+                #expect(await Self.run("SELECT realtime_prune()", as: eve.id, in: db) == .refused)
+            }
+        }
+    }
+
     @Test func adminsCannotRewriteWhatOnlyTheSystemKeeps() async throws {
         try await CoreHarness.run { api in
             let ada = try await api.signIn("Ada")

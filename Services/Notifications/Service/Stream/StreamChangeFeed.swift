@@ -95,29 +95,49 @@ struct StreamChangeFeed: Service {
             read = snapshot
             if started - lastPrune >= .seconds(60) {
                 lastPrune = started
-                try await connection.run("SELECT realtime_prune()", logger: logger)
+                try await Self.asSystem(on: connection, logger: logger) { connection in
+                    try await connection.run("SELECT realtime_prune()", logger: logger)
+                }
             }
             try await Task.sleep(until: started + .milliseconds(settings.pollMilliseconds), clock: clock)
+        }
+    }
+
+    /// Runs `body` in a transaction of system scope on the lock's own connection: the feed's
+    /// functions read every community, so PostgreSQL serves them to system work alone
+    /// (migration 0049).
+    private static func asSystem<Result: Sendable>(
+        on connection: PostgresConnection, logger: Logger, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.run("SELECT set_config('app.system', 'on', true)", logger: logger)
+            return try await body(connection)
         }
     }
 
     private func poll(
         since: String?, on connection: PostgresConnection
     ) async throws -> (snapshot: String, readAt: Int64, changes: [StreamBatch.Change]) {
-        var snapshot = ""
-        var readAt = Date()
-        var changes: [StreamBatch.Change] = []
-        let rows = try await connection.query(
-            "SELECT snapshot, read_at, community_id, entity_kind, entity_id, operation, txid FROM realtime_changes(\(since))",
-            logger: logger)
-        for try await (text, time, community, kind, id, operation, txid) in rows.decode(
-            (String, Date, UUID?, String?, UUID?, String?, String?).self)
-        {
-            (snapshot, readAt) = (text, time)
-            guard let kind, let id, let operation, let txid = txid.flatMap(UInt64.init) else { continue }
-            // A user's unread count travels on the user's shard, named by the user.
-            guard let community = community ?? (kind == StreamBatch.unread ? id : nil) else { continue }
-            changes.append(.init(community: community, kind: kind, id: id, operation: operation, txid: txid))
+        let logger = self.logger
+        let (snapshot, readAt, changes) = try await Self.asSystem(on: connection, logger: logger) { connection in
+            var snapshot = ""
+            var readAt = Date()
+            var changes: [StreamBatch.Change] = []
+            let rows = try await connection.query(
+                """
+                SELECT snapshot, read_at, community_id, entity_kind, entity_id, operation, txid
+                FROM realtime_changes(\(since))
+                """, logger: logger)
+            for try await (text, time, community, kind, id, operation, txid) in rows.decode(
+                (String, Date, UUID?, String?, UUID?, String?, String?).self)
+            {
+                (snapshot, readAt) = (text, time)
+                guard let kind, let id, let operation, let txid = txid.flatMap(UInt64.init) else { continue }
+                // A user's unread count travels on the user's shard, named by the user.
+                guard let community = community ?? (kind == StreamBatch.unread ? id : nil) else { continue }
+                changes.append(.init(community: community, kind: kind, id: id, operation: operation, txid: txid))
+            }
+            return (snapshot, readAt, changes)
         }
         guard !snapshot.isEmpty else { throw StreamFeedError(message: "realtime_changes returned no snapshot") }
         return (snapshot, Int64((readAt.timeIntervalSince1970 * 1_000_000).rounded()), changes)
