@@ -146,7 +146,8 @@ import Testing
         try await CoreHarness.run { api in
             let (ada, eve) = (try await api.signIn("Ada"), try await api.signIn("Eve"))
             let tigers = try await api.community(by: ada)
-            _ = try await api.createEvent(in: tigers, by: ada, #"{"title":"Practice","startsAt":"2031-03-01T17:00:00Z"}"#)
+            _ = try await api.createEvent(
+                in: tigers, by: ada, #"{"title":"Practice","startsAt":"2031-03-01T17:00:00Z"}"#)
             try await withTestDatabase { db in
                 // From a snapshot that saw nothing of the log (xmin 1): every change is "new".
                 let everything: PostgresQuery = "SELECT community_id FROM realtime_changes('1:1:')"
