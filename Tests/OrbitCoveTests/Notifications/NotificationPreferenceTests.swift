@@ -114,9 +114,9 @@ import Testing
                         WHERE community_id = \(club.id) AND user_id = \(ben.id)
                         """)
                 }
-                #expect(
-                    try await eventually { harness.pushes(to: bens, of: "event_created").count == 1 },
-                    "Ben's pushes: \(harness.pushSummary(to: bens))")
+                let bensArrived = try await eventually { harness.pushes(to: bens, of: "event_created").count == 1 }
+                let bensRows = bensArrived ? "" : try await Self.pushState(in: club.id, of: ben.id)
+                #expect(bensArrived, "Ben's pushes: \(harness.pushSummary(to: bens)); his rows: \(bensRows)")
                 #expect(harness.pushes(to: adas, of: "event_created").isEmpty)
             }
         }
@@ -148,8 +148,33 @@ import Testing
                           AND push_at IS NOT NULL
                         """)
                 }
-                #expect(try await eventually { harness.pushes(to: phone, of: "event_created").count == 1 })
+                let arrived = try await eventually { harness.pushes(to: phone, of: "event_created").count == 1 }
+                let adasRows = arrived ? "" : try await Self.pushState(in: club.id, of: ada.id)
+                #expect(arrived, "Ada's pushes: \(harness.pushSummary(to: phone)); her rows: \(adasRows)")
             }
+        }
+    }
+
+    /// A member's notifications in `club` with their push state, outbox rows and receipts, for
+    /// a failed expectation to show where a push stopped (a receipt with no push at the
+    /// stand-in: another process's service took the job).
+    static func pushState(in club: UUID, of user: UUID) async throws -> String {
+        try await withTestDatabase { database in
+            var lines: [String] = []
+            for row in try await database.systemQuery(
+                """
+                SELECT n.id::text || ' ' || n.type::text || ' push_at=' || coalesce(n.push_at::text, 'null') || ' queued='
+                       || n.push_queued::text || ' now=' || now()::text || ' outbox=' || coalesce((
+                    SELECT string_agg(o.created_at::text || '/' || coalesce(o.published_at::text, 'unpublished'), ',')
+                    FROM outbox o WHERE o.data -> 'notificationIds' ? n.id::text), 'none')
+                    || ' receipts=' || coalesce((SELECT string_agg(r.status::text || '@' || r.sent_at::text, ',')
+                    FROM push_receipts r WHERE r.notification_id = n.id), 'none')
+                FROM notifications n WHERE n.community_id = \(club) AND n.user_id = \(user)
+                """)
+            {
+                lines.append(try row.decode(String.self))
+            }
+            return lines.joined(separator: "; ")
         }
     }
 

@@ -34,9 +34,10 @@ import WSClient
         _ body: @Sendable ([Int]) async throws -> Void
     ) async throws {
         guard ports.count < count else { return try await body(ports) }
-        // These services consume the shared `notifications` queue too: they push, like every
-        // other test's, to the shared APNs stand-in (with the log provider another test's push
-        // would be written to a log and never reach the stand-in that test watches).
+        // These services consume the shared `notifications` queue too (the unread count needs
+        // a consumer): they push, like every other test's, to the shared APNs stand-in (with the
+        // log provider another test's push would be written to a log and never reach the
+        // stand-in that test watches).
         let apns = try await SharedAPNs.shared.start().settings
         let runtime = try TestEnvironment.runtime(
             name: "orbitcove-notifications", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
