@@ -34,7 +34,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 NGINX_DIR = ROOT / "deploy" / "nginx"
 K8S_DIR = ROOT / "deploy" / "k8s"
-UPSTREAMS = ["orbitcove_auth", "orbitcove_core", "orbitcove_notifications", "orbitcove_media", "orbitcove_reminders"]
+UPSTREAMS = ["orbitcove_auth", "orbitcove_core", "orbitcove_notifications", "orbitcove_stream", "orbitcove_media",
+             "orbitcove_reminders"]
 
 # The gateway's routing as the walking-skeleton issue specifies it, with the edges that a
 # sloppy prefix match would get wrong.
