@@ -13,7 +13,9 @@ package struct PostgresSnapshot: Equatable, Hashable, Sendable {
 
     package init?(_ text: some StringProtocol) {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), 0 < xmin, xmin <= xmax
+        // PostgreSQL's transaction ids (xid8) stop at 2^63 - 1; it refuses a snapshot past them.
+        guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), 0 < xmin, xmin <= xmax,
+            xmax <= UInt64(Int64.max)
         else { return nil }
         var running: [UInt64] = []
         for field in fields[2].split(separator: ",", omittingEmptySubsequences: false) where !fields[2].isEmpty {

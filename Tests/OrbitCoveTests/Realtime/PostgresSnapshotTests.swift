@@ -43,6 +43,26 @@ import Testing
         }
     }
 
+    /// Whatever the parser takes from a client's token PostgreSQL takes too (a sync with a
+    /// snapshot PostgreSQL refused was a 500), at the edges of the id range and past them.
+    @Test func whatTheParserAcceptsPostgreSQLAccepts() async throws {
+        let top = UInt64(Int64.max)
+        let texts = [
+            "1:1:", "3:10:4,7", "\(top):\(top):", "\(top - 1):\(top):\(top - 1)", "1:\(top + 1):",
+            "\(top + 1):\(top + 1):", "1:\(UInt64.max):", "\(UInt64.max):\(UInt64.max):", "1:9223372036854775808:",
+        ]
+        try await withTestDatabase { database in
+            for text in texts where PostgresSnapshot(text) != nil {
+                let accepted = try? await database.withConnection { connection in
+                    try await connection.query("SELECT \(text)::pg_snapshot::text", logger: TestEnvironment.logger)
+                        .collect().count
+                }
+                #expect(accepted == 1, "\(text): parsed here, refused by PostgreSQL")
+            }
+        }
+        #expect(PostgresSnapshot("\(top):\(top):") != nil)
+    }
+
     @Test func includingIsSeeingEverythingTheOtherSees() {
         var random = SplitMix64(seed: 28_112_026)
         var (included, notIncluded) = (0, 0)
