@@ -269,10 +269,13 @@ import WSClient
     @Test func framesThatAreNotStreamFramesCloseTheStreamWithACode() async throws {
         try await CoreHarness.run { api in
             let ada = try await api.signIn("Ada")
+            let long = String(repeating: "é", count: 100)
             try await Self.run(api) { ports in
                 let cases: [(WebSocketOutboundWriter.OutboundFrame, UInt16)] = [
                     (.text("not json"), 1008),
                     (.text(#"{"type":"subscribe","type":"unsubscribe"}"#), 1008),
+                    // A reason naming a long key still fits a close frame (125 bytes).
+                    (.text(#"{"type":"subscribe","\#(long)":1,"\#(long)":2}"#), 1008),
                     (.text(#"{"type":"launch"}"#), 1008),
                     (.binary(ByteBuffer(string: "{}")), 1003),
                     (.text(String(repeating: " ", count: 70 * 1024)), 1009),
@@ -318,6 +321,11 @@ import WSClient
         // A steady ten a second is never refused.
         var steady = Allowance()
         #expect(allowed(&steady, (0..<300).map { later + .milliseconds(100 * $0) }) == 300)
+        // A frame naming many communities costs more: the largest fits a fresh burst, once.
+        var large = Allowance()
+        let largest = Allowance.cost(naming: 500)
+        let taken = [start, start + .seconds(1), start + .seconds(3)].map { large.take(largest, at: $0) }
+        #expect(taken == [true, false, true])
     }
 
     @Test func aStreamClosesWhenItsTokenExpiresAndStreamsPerUserAreBounded() async throws {

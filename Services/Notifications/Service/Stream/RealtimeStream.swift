@@ -195,6 +195,11 @@ struct RealtimeStream {
             guard let frame = try? JSONDecoder().decode(StreamClientFrame.self, from: Data(text.utf8)) else {
                 return (.policyViolation, "Not a stream frame: send subscribe or unsubscribe")
             }
+            // A frame naming many communities costs more: each one subscribed reads the log.
+            let named = frame.communities?.count ?? frame.communityIds?.count ?? 0
+            guard allowance.take(StreamFrameAllowance.cost(naming: named) - 1, at: .now) else {
+                return (.policyViolation, "Too many frames: at most \(StreamFrameAllowance.perSecond) a second")
+            }
             connection.offer(.client(frame))
         }
         return nil
@@ -207,6 +212,10 @@ struct RealtimeStream {
     /// Closes with a code, giving up after two seconds (a client that stopped reading never
     /// takes the close frame); the socket goes when the handler returns.
     private static func close(_ outbound: WebSocketOutboundWriter, _ code: WebSocketErrorCode, _ reason: String) async {
+        // A close frame is a control frame: at most 125 bytes, two of them the code.
+        var fitted = reason
+        while fitted.utf8.count > 123 { fitted.removeLast() }
+        let reason = fitted
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await outbound.close(code, reason: reason) }
             group.addTask { try? await Task.sleep(for: .seconds(2)) }
@@ -228,7 +237,8 @@ struct StreamIdentity: Sendable {
 }
 
 /// What a client may send: a burst of `burst` frames, then `perSecond` a second (each
-/// subscribe reads the change log; an app sends a handful a minute).
+/// subscribe reads the change log; an app sends a handful a minute). A frame naming `n`
+/// communities counts as `1 + n / 20` frames, so the largest (500) fits in a burst.
 package struct StreamFrameAllowance {
     package static let perSecond = 10
     package static let burst = 30
@@ -237,16 +247,19 @@ package struct StreamFrameAllowance {
 
     package init() {}
 
-    /// Takes one frame's token at `now`; false when none is left.
-    package mutating func take(at now: ContinuousClock.Instant) -> Bool {
+    /// What a frame naming `communities` communities costs, in frames.
+    package static func cost(naming communities: Int) -> Double { 1 + Double(communities) / 20 }
+
+    /// Takes `cost` frames' tokens at `now`; false when fewer are left.
+    package mutating func take(_ cost: Double = 1, at now: ContinuousClock.Instant) -> Bool {
         if let last {
             let (seconds, attoseconds) = (now - last).components
             let elapsed = Double(seconds) + Double(attoseconds) * 1e-18
             tokens = min(Double(Self.burst), tokens + elapsed * Double(Self.perSecond))
         }
         last = now
-        guard tokens >= 1 else { return false }
-        tokens -= 1
+        guard tokens >= cost else { return false }
+        tokens -= cost
         return true
     }
 }
