@@ -159,6 +159,9 @@ import WSClient
             let token = try await Self.syncToken(api, club, as: ada)
             let stale = SyncToken(snapshot: "10:10:", issuedAt: Date().addingTimeInterval(-81 * 24 * 3600)).text
             let third = try await api.community(by: ada)
+            // A community deleted (still restorable, its memberships kept) is not served either.
+            let deleted = try await api.community(by: ada)
+            #expect(try await api.call(.delete, "/api/v1/communities/\(deleted.id)", as: ada).status == .noContent)
             try await Self.run(api) { ports in
                 let stream = StreamProbe.open(port: ports[0], as: ada)
                 try stream.send(
@@ -169,10 +172,15 @@ import WSClient
                             StreamSubscription(communityId: club.id, syncToken: token),
                             StreamSubscription(communityId: third.id, syncToken: stale),
                             StreamSubscription(communityId: UUID(), syncToken: "bm9wZQ"),
+                            StreamSubscription(communityId: deleted.id, syncToken: token),
                         ]))
-                let frames = try await stream.wait(for: "four answers") { frames in
-                    frames.filter { [.subscribed, .refused, .reset].contains($0.type) }.count == 4
+                let frames = try await stream.wait(for: "five answers") { frames in
+                    frames.filter { [.subscribed, .refused, .reset].contains($0.type) }.count == 5
                 }
+                #expect(
+                    frames.contains {
+                        $0.type == .refused && $0.communityId == deleted.id && $0.code == "COMMUNITY_NOT_FOUND"
+                    })
                 #expect(
                     frames.contains {
                         $0.type == .refused && $0.communityId == other.id && $0.code == "COMMUNITY_NOT_FOUND"

@@ -27,7 +27,11 @@ struct StreamLog: Sendable {
         try await database.transaction(scope: .user(userId), isolation: .repeatableRead) { connection in
             var (text, now, members) = ("", Date(), [UUID]())
             for try await row in try await connection.query(
-                "SELECT pg_current_snapshot()::text, NOW(), app_member_community_ids()", logger: logger
+                // A deleted community (restorable for 30 days) keeps its memberships, not its stream.
+                """
+                SELECT pg_current_snapshot()::text, NOW(), ARRAY(
+                    SELECT c.id FROM communities c WHERE c.id = ANY(app_member_community_ids()) AND c.deleted_at IS NULL)
+                """, logger: logger
             ).decode((String, Date, [UUID]?).self) {
                 (text, now, members) = (row.0, row.1, row.2 ?? [])
             }
