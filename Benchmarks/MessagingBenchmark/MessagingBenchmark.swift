@@ -96,7 +96,7 @@ struct MessagingBenchmark: AsyncParsableCommand {
         ) { handlers in
             handlers.on(BenchPayload.self) { envelope, _, _ in recorder.record(sentAt: envelope.data.sentAt) }
         }
-        try await withServices([database.client, publisher, relay] + worker.services, logger: logger) {
+        try await withServices([database.service(), publisher, relay] + worker.services, logger: logger) {
             var written = 0
             while written < messages {
                 let count = min(window, messages - written)

@@ -133,7 +133,7 @@ import Testing
         let redis = try RedisClient(
             url: runtime.settings.redisURL, timeout: runtime.settings.redisTimeout, logger: TestEnvironment.logger)
         let router = runtime.makeRouter(checks: [.postgres(database), .redis(redis)], verifier: nil)
-        let app = runtime.makeApplication(ServiceParts(router: router, services: [database.client, redis]))
+        let app = runtime.makeApplication(ServiceParts(router: router, services: [database.service(), redis]))
         try await app.test(.router) { client in
             try await client.execute(uri: "/ready", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)

@@ -25,7 +25,7 @@ import Testing
     static func encrypted(_ url: URL, wait: Duration = .seconds(15)) async throws -> Bool? {
         let database = try Database(
             url: url, maxConnections: 1, connectionWait: wait, logger: TestEnvironment.logger)
-        return try await withServices([database.client]) {
+        return try await withServices([database.service()]) {
             do {
                 let rows = try await database.systemQuery("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
                 return try rows.first?.decode(Bool.self)

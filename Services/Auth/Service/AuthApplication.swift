@@ -58,6 +58,6 @@ package enum AuthApplication {
             runtime.logger.warning("development sign-in is enabled: never enable it in production")
             DevSignInRoutes(sessions: sessions, limiter: limiter, limits: limits).register(on: router)
         }
-        return ServiceParts(router: router, services: [database.client, redis])
+        return ServiceParts(router: router, services: [database.service(), redis])
     }
 }

@@ -16,6 +16,7 @@ import Synchronization
 /// requests at once, until one call finds the database again).
 package struct Database: Sendable {
     package let client: PostgresClient
+    private let inFlight = InFlight()
     let logger: Logger
     private let connectionWait: Duration
     /// `statement_timeout` of every transaction: far beyond any statement the services run.
@@ -125,6 +126,8 @@ package struct Database: Sendable {
     /// a 503.
     private func guarded<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {
         guard breaker.allowsCall() else { throw Self.unavailable }
+        inFlight.enter()
+        defer { inFlight.leave() }
         do {
             let result = try await work()
             breaker.succeeded()
@@ -305,4 +308,52 @@ private final class LeaseState: Sendable {
 /// every child has ended), so it is never used concurrently or after it goes out of scope.
 private struct LeasedWork<Result>: @unchecked Sendable {
     let body: (PostgresConnection) async throws -> Result
+}
+
+extension Database {
+    /// The pool as a part of a service group, in place of `client`. Shut down gracefully, it
+    /// stops as `client` does, in its turn after the parts that use it. Cancelled (a part
+    /// failed, or the group's task was cancelled: every part at once), it first lets the work
+    /// in flight finish, for up to `drainTimeout`: PostgresNIO's pool, cancelled under a
+    /// statement, closed its connection and left it waiting for ever, so a service whose parts
+    /// were cancelled together never stopped.
+    package func service(drainTimeout: Duration = .seconds(5)) -> some Service {
+        PoolService(client: client, inFlight: inFlight, drainTimeout: drainTimeout)
+    }
+}
+
+private struct PoolService: Service {
+    let client: PostgresClient
+    let inFlight: InFlight
+    let drainTimeout: Duration
+
+    func run() async throws {
+        // An unstructured task does not share this task's cancellation, and keeps its task
+        // locals: graceful shutdown still reaches the pool (which stops on it) as before.
+        let pool = Task { await client.run() }
+        await withTaskCancellationHandler {
+            await pool.value
+        } onCancel: {
+            Task {
+                await inFlight.drained(within: drainTimeout)
+                pool.cancel()
+            }
+        }
+    }
+}
+
+/// How many calls are using the pool.
+private final class InFlight: Sendable {
+    private let count = Mutex(0)
+
+    func enter() { count.withLock { $0 += 1 } }
+    func leave() { count.withLock { $0 -= 1 } }
+
+    /// Returns when no call is in flight, or after `timeout`.
+    func drained(within timeout: Duration) async {
+        let deadline = ContinuousClock.now + timeout
+        while count.withLock({ $0 }) > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
 }

@@ -46,7 +46,7 @@ package struct ServiceKit: Sendable {
         let invalidations = PeriodicJob(
             "cache invalidation retry", every: .seconds(5), logger: runtime.logger("cache")
         ) { await cache.retryPendingInvalidations() }
-        return [database.client, redis, publisher, relay, blocking, invalidations]
+        return [database.service(), redis, publisher, relay, blocking, invalidations]
     }
 
     /// `/ready` checks of the shared parts.

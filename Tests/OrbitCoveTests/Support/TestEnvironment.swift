@@ -94,7 +94,7 @@ func withTestDatabase<Result: Sendable>(
 ) async throws -> Result {
     let database = try Database(
         url: url, maxConnections: 4, connectionWait: .seconds(15), logger: TestEnvironment.logger)
-    return try await withServices([database.client]) { try await body(database) }
+    return try await withServices([database.service()]) { try await body(database) }
 }
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.

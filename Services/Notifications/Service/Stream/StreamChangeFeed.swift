@@ -14,16 +14,29 @@ import ServiceLifecycle
 /// Redis pub/sub may lose a publication; the batches say what they follow, so an instance
 /// that missed one reads the log instead (``StreamConnection``). Every shard is published at
 /// least every ``StreamSettings/tickSeconds``, so a miss on a quiet shard is found within that.
-struct StreamChangeFeed: Service {
+package struct StreamChangeFeed: Service {
     /// `pg_try_advisory_lock`'s key: "orbstrm".
-    static let lockKey: Int64 = 0x6f_72_62_73_74_72_6d
+    package static let lockKey: Int64 = 0x6f_72_62_73_74_72_6d
 
     let database: Database
     let redis: RedisClient
     let settings: StreamSettings
     let logger: Logger
+    /// The advisory lock's key (another only in tests, for a feed that must lead at once).
+    let lockKey: Int64
 
-    func run() async throws {
+    package init(
+        database: Database, redis: RedisClient, settings: StreamSettings, logger: Logger,
+        lockKey: Int64 = StreamChangeFeed.lockKey
+    ) {
+        self.database = database
+        self.redis = redis
+        self.settings = settings
+        self.logger = logger
+        self.lockKey = lockKey
+    }
+
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
@@ -45,25 +58,22 @@ struct StreamChangeFeed: Service {
         try await database.withConnection { connection in
             var locked = false
             for try await value in try await connection.query(
-                "SELECT pg_try_advisory_lock(\(Self.lockKey))", logger: logger
+                "SELECT pg_try_advisory_lock(\(lockKey))", logger: logger
             ).decode(Bool.self) { locked = value }
             guard locked else { return }
             logger.info("reading the change log for the realtime stream")
-            // The lock belongs to the connection, which goes back to the pool: it is released
-            // however leading ends, in a task of its own (a cancelled task's statement would
-            // not run, and the next lease of the connection would hold the lock unawares).
-            let unlock = { [logger] in
-                await Task {
-                    try? await connection.run("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
-                }.value
-            }
+            // The lock belongs to the connection: however leading ends, the connection is
+            // closed, and PostgreSQL releases the lock with it (the pool opens another in its
+            // place). Handed back to the pool instead, its next lease would hold the lock
+            // unawares; and an unlock statement sent while the service stops, as the pool shuts
+            // down, never returned, so the service never stopped.
             do {
                 try await lead(on: connection)
             } catch {
-                await unlock()
+                try? await connection.close()
                 throw error
             }
-            await unlock()
+            try? await connection.close()
         }
     }
 
