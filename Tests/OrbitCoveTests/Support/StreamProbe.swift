@@ -20,8 +20,8 @@ final class StreamProbe: Sendable {
 
     private let received = Received()
     private let outgoing: AsyncStream<WebSocketOutboundWriter.OutboundFrame>.Continuation
-    /// The close frame the server sent, once the connection ended (nil: none, or not yet).
-    let ended: Task<WebSocketCloseFrame?, any Error>
+    /// The close frame the server sent, once the connection ended (nil: none); see ``end(within:)``.
+    private let ended: Task<WebSocketCloseFrame?, any Error>
 
     private init(url: String, headers: HTTPFields) {
         let (outgoingFrames, outgoing) = AsyncStream.makeStream(of: WebSocketOutboundWriter.OutboundFrame.self)
@@ -94,6 +94,21 @@ final class StreamProbe: Sendable {
     func close() async {
         outgoing.finish()
         _ = try? await ended.value
+    }
+
+    /// The close frame the server sent (nil: none), waiting up to `seconds` for the connection
+    /// to end: a test of a stream that should end fails, rather than hangs, when it does not.
+    func end(within seconds: Double = 15) async throws -> WebSocketCloseFrame? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while received.end.withLock({ $0 }) == "open" && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard received.end.withLock({ $0 }) != "open" else {
+            throw TestFailure(
+                "stream: still open after \(seconds) s; received \(frames.count) frames: \(frames.suffix(8).map(\.summary))"
+            )
+        }
+        return try await ended.value
     }
 
     /// Waits (up to `seconds`) until the frames received satisfy `condition`.

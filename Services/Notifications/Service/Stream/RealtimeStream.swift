@@ -136,6 +136,7 @@ struct RealtimeStream {
                 group.addTask { try await Self.read(inbound, into: connection) }
                 group.addTask {
                     var session = session
+                    try await session.start()
                     let count = try await unread(identity.userId)
                     try await outbound.write(.text(Self.text(StreamFrame(type: .unread, count: count))))
                     for await event in connection.events {

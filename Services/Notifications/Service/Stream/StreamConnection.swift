@@ -9,7 +9,9 @@ import Synchronization
 final class StreamConnection: Sendable {
     enum Event: Sendable {
         case client(StreamClientFrame)
-        case batch(StreamBatch)
+        /// A batch; `afterGap` when this instance missed the shard's publication before it
+        /// (or the feed's reader changed), so a change nobody was sent may lie before it.
+        case batch(StreamBatch, afterGap: Bool)
     }
 
     let id = UUID()

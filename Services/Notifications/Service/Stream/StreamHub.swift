@@ -16,6 +16,8 @@ final class StreamHub: Service, Sendable {
         /// Per shard, the streams following one of its communities, with how many.
         var byShard: [Int: [UUID: Int]] = [:]
         var byUser: [UUID: Set<UUID>] = [:]
+        /// Per shard, the `next` of the last batch received.
+        var lastNext: [Int: String] = [:]
     }
 
     private let state = Mutex(State())
@@ -95,7 +97,7 @@ final class StreamHub: Service, Sendable {
         state.byShard[shard]?[connection] = count > 1 ? count - 1 : nil
     }
 
-    private func dispatch(_ message: String) {
+    func dispatch(_ message: String) {
         let batch: StreamBatch
         do {
             batch = try JSONDecoder().decode(StreamBatch.self, from: Data(message.utf8))
@@ -106,11 +108,18 @@ final class StreamHub: Service, Sendable {
         // A membership or a user's own notifications reach that user's streams wherever they are.
         let members = Set(
             (batch.changes ?? []).lazy.filter { $0.kind == "member" || $0.kind == StreamBatch.unread }.map(\.id))
-        let targets: [StreamConnection] = state.withLock { state in
+        let (targets, afterGap): ([StreamConnection], Bool) = state.withLock { state in
+            // A batch that does not follow the last one received (Redis dropped one, or this
+            // instance's subscription was cut), or the first of a new reader (what the old one
+            // read last may never have been published): any stream may have missed a join, so
+            // every stream gets it and checks (``StreamSession``).
+            let last = state.lastNext.updateValue(batch.next, forKey: batch.shard)
+            let afterGap = batch.previous == nil || (last != nil && last != batch.previous)
+            if afterGap { return (Array(state.connections.values), true) }
             var ids = Set(state.byShard[batch.shard]?.keys ?? [:].keys)
             for user in members { ids.formUnion(state.byUser[user] ?? []) }
-            return ids.compactMap { state.connections[$0] }
+            return (ids.compactMap { state.connections[$0] }, false)
         }
-        for connection in targets { connection.offer(.batch(batch)) }
+        for connection in targets { connection.offer(.batch(batch, afterGap: afterGap)) }
     }
 }

@@ -10,11 +10,17 @@ import OrbitCoveModels
 /// - a batch whose `previous` the position includes (the usual case: the last batch moved it
 ///   there) sends its changes the position does not see, and moves it to `next`;
 /// - anything else (a batch was missed, the client resumed from an older token, the feed's
-///   reader changed, a batch too large to carry its changes, or the user's own membership
-///   changed) reads the log as the user from the position to a fresh snapshot.
+///   reader changed, a batch too large to carry its changes, or the user joined or left) reads
+///   the log as the user from the position to a fresh snapshot.
 ///
 /// So a change arrives once, whatever Redis loses or repeats, and a client that resumes from
 /// the last token it was sent misses nothing and gets nothing twice.
+///
+/// Joins are found the same way: the session knows the user's communities as of its last read
+/// of the log (the first when the stream opens), and every read that finds a community more
+/// sends `joined` for it. A batch naming the user's join starts such a read; so does a batch
+/// that follows a publication this instance missed (``StreamHub``), since the join may have
+/// been in it.
 struct StreamSession {
     let connection: StreamConnection
     let hub: StreamHub
@@ -24,6 +30,9 @@ struct StreamSession {
     /// beside the changes, so counting never holds them up.
     let unreadChanged: @Sendable () -> Void
     private(set) var positions: [UUID: PostgresSnapshot] = [:]
+    /// The user's communities as of `checked`, the snapshot of the last read of the log.
+    private var known: Set<UUID> = []
+    private var checked: PostgresSnapshot?
 
     init(
         connection: StreamConnection, hub: StreamHub, log: StreamLog, maxSubscriptions: Int,
@@ -38,6 +47,13 @@ struct StreamSession {
 
     typealias Write = (StreamFrame) async throws -> Void
 
+    /// Reads the user's communities as the stream opens (after it joined the hub, so a join
+    /// committed after this read reaches it in a batch).
+    mutating func start() async throws {
+        let read = try await log.read(for: connection.userId, since: [:])
+        (known, checked) = (read.memberOf, read.snapshot)
+    }
+
     mutating func handle(_ event: StreamConnection.Event, write: Write) async throws {
         switch event {
         case .client(let frame):
@@ -48,8 +64,8 @@ struct StreamSession {
                     hub.unfollow(community, by: connection)
                 }
             }
-        case .batch(let batch):
-            try await apply(batch, write: write)
+        case .batch(let batch, let afterGap):
+            try await apply(batch, afterGap: afterGap, write: write)
         }
     }
 
@@ -105,12 +121,14 @@ struct StreamSession {
             if positions.updateValue(read.snapshot, forKey: community) == nil { hub.follow(community, by: connection) }
             try await write(StreamFrame(type: .subscribed, communityId: community, syncToken: token))
         }
+        try await announceJoins(read, named: [], write: write)
     }
 
-    private mutating func apply(_ batch: StreamBatch, write: Write) async throws {
+    private mutating func apply(_ batch: StreamBatch, afterGap: Bool, write: Write) async throws {
         guard let next = PostgresSnapshot(batch.next) else { return }
         let previous = batch.previous.flatMap(PostgresSnapshot.init)
         var fromLog = Set<UUID>()
+        var joinsNamed = Set<UUID>()
         var inline: [UUID: [StreamBatch.Change]] = [:]
         var unreadChanged = false
         for change in batch.changes ?? [] {
@@ -118,7 +136,15 @@ struct StreamSession {
                 unreadChanged = unreadChanged || change.id == connection.userId
                 continue
             }
-            if change.kind == "member" && change.id == connection.userId { fromLog.insert(change.community) }
+            // The user's own join or removal (an update, a role or their profile, is a change
+            // like any other: it is no join of a community the stream does not follow).
+            if change.kind == "member" && change.id == connection.userId && change.operation != "update" {
+                fromLog.insert(change.community)
+                // A join the last read saw is known already (its batch can come after that read).
+                if change.operation == "insert" && checked?.sees(change.txid) != true {
+                    joinsNamed.insert(change.community)
+                }
+            }
             if positions[change.community] != nil { inline[change.community, default: []].append(change) }
         }
         for community in batch.communities ?? [] where positions[community] != nil { fromLog.insert(community) }
@@ -135,34 +161,45 @@ struct StreamSession {
             }
             positions[community] = next
         }
-        if !fromLog.isEmpty { try await catchUp(fromLog, write: write) }
+        // A publication was missed before this one: a join may have been in it, unless the
+        // last read already saw everything this batch does.
+        let joinMayBeMissed = afterGap && checked?.includes(next) != true
+        if !fromLog.isEmpty || joinMayBeMissed { try await catchUp(fromLog, joins: joinsNamed, write: write) }
         // A count is state, not a change: a hint lost with a Redis publication is made good by
         // the next one, or by the count every stream starts with.
         if unreadChanged { self.unreadChanged() }
     }
 
     /// Reads `communities` from the log: for those followed, what changed since their
-    /// positions (or their end, if the user left); for those not followed, whether the user
-    /// joined.
-    private mutating func catchUp(_ communities: Set<UUID>, write: Write) async throws {
+    /// positions (or their end, if the user left); then the joins it finds.
+    private mutating func catchUp(_ communities: Set<UUID>, joins named: Set<UUID>, write: Write) async throws {
         let read = try await log.read(for: connection.userId, since: positions.filter { communities.contains($0.key) })
         let token = read.token.text
-        for community in communities.sorted(by: { $0.uuidString < $1.uuidString }) {
-            switch (positions[community] != nil, read.memberOf.contains(community)) {
-            case (true, false):
+        for community in communities.sorted(by: { $0.uuidString < $1.uuidString }) where positions[community] != nil {
+            if read.memberOf.contains(community) {
+                for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
+                positions[community] = read.snapshot
+            } else {
                 positions[community] = nil
                 hub.unfollow(community, by: connection)
                 try await write(StreamFrame(type: .removed, communityId: community))
-            case (true, true):
-                for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
-                positions[community] = read.snapshot
-            case (false, true) where positions.count < maxSubscriptions:
-                positions[community] = read.snapshot
-                hub.follow(community, by: connection)
-                try await write(StreamFrame(type: .joined, communityId: community, syncToken: token))
-            case (false, _):
-                continue
             }
+        }
+        try await announceJoins(read, named: named, write: write)
+    }
+
+    /// Follows and announces (`joined`) the communities the user is in by `read` that the
+    /// stream does not follow and that are new since the last read, or whose join a batch
+    /// named (a member who left and came back); then remembers `read`'s communities.
+    private mutating func announceJoins(_ read: StreamLog.Read, named: Set<UUID>, write: Write) async throws {
+        let joined = read.memberOf.subtracting(known).union(named.intersection(read.memberOf))
+        (known, checked) = (read.memberOf, read.snapshot)
+        let token = read.token.text
+        for community in joined.sorted(by: { $0.uuidString < $1.uuidString })
+        where positions[community] == nil && positions.count < maxSubscriptions {
+            positions[community] = read.snapshot
+            hub.follow(community, by: connection)
+            try await write(StreamFrame(type: .joined, communityId: community, syncToken: token))
         }
     }
 

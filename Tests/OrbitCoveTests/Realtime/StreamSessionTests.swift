@@ -1,0 +1,94 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+@testable import NotificationsService
+
+/// A stream's parts without sockets, fed batches by hand: what Redis loses (a publication
+/// that never arrives) is found from the log.
+@Suite struct StreamSessionTests {
+    /// A batch of `shard` from `previous` to `next`, with no changes.
+    static func batch(_ shard: Int, from previous: String?, to next: String) throws -> String {
+        let batch = StreamBatch(shard: shard, previous: previous, next: next, readAt: 0, changes: [], communities: nil)
+        return String(decoding: try JSONEncoder().encode(batch), as: UTF8.self)
+    }
+
+    static func snapshot(_ database: Database) async throws -> String {
+        try await database.systemQuery("SELECT pg_current_snapshot()::text").first?.decode(String.self) ?? ""
+    }
+
+    /// What the hub has queued for `connection`, in order (ends the connection's queue).
+    static func queued(_ connection: StreamConnection) async -> [(batch: StreamBatch, afterGap: Bool)] {
+        connection.finish()
+        var found: [(batch: StreamBatch, afterGap: Bool)] = []
+        for await event in connection.events {
+            if case .batch(let batch, let afterGap) = event { found.append((batch, afterGap)) }
+        }
+        return found
+    }
+
+    static func hub(_ database: Database) throws -> StreamHub {
+        let redis = try RedisClient(
+            url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
+            logger: TestEnvironment.logger)
+        return StreamHub(database: database, redis: redis, maxStreamsPerUser: 5, logger: TestEnvironment.logger)
+    }
+
+    /// A batch that does not follow the last one of its shard (or a new reader's first) goes
+    /// to every stream, marked: any of them may have missed a join in what was lost.
+    @Test func theHubHandsEveryStreamTheBatchAfterAGap() async throws {
+        try await withTestDatabase { database in
+            let hub = try Self.hub(database)
+            let (follower, other) = (
+                StreamConnection(userId: UUID(), bound: 10), StreamConnection(userId: UUID(), bound: 10)
+            )
+            #expect(hub.add(follower) && hub.add(other))
+            let community = UUID()
+            hub.follow(community, by: follower)
+            let shard = StreamBatch.shard(of: community)
+            hub.dispatch(try Self.batch(shard, from: "1:1:", to: "2:2:"))  // the first this hub hears
+            hub.dispatch(try Self.batch(shard, from: "2:2:", to: "3:3:"))  // follows it
+            hub.dispatch(try Self.batch(shard, from: "4:4:", to: "5:5:"))  // 3:3: to 4:4: was lost
+            hub.dispatch(try Self.batch(shard, from: nil, to: "6:6:"))  // a new reader
+            let followed = await Self.queued(follower)
+            #expect(followed.map(\.batch.next) == ["2:2:", "3:3:", "5:5:", "6:6:"])
+            #expect(followed.map(\.afterGap) == [false, false, true, true])
+            let others = await Self.queued(other)
+            #expect(others.map(\.batch.next) == ["5:5:", "6:6:"])
+            #expect(others.map(\.afterGap) == [true, true])
+        }
+    }
+
+    /// A join whose publication never arrived is found by the next batch after the gap, and
+    /// announced once; without a gap, a batch that does not name the join reads nothing.
+    @Test func aJoinWhosePublicationWasLostIsAnnouncedAfterTheGap() async throws {
+        try await CoreHarness.run { api in
+            let (coach, _, ada) = try await api.clubWithOneMember()
+            let later = try await api.community(by: coach)
+            try await withTestDatabase { database in
+                let hub = try Self.hub(database)
+                let connection = StreamConnection(userId: ada.id, bound: 10)
+                #expect(hub.add(connection))
+                var session = StreamSession(
+                    connection: connection, hub: hub,
+                    log: StreamLog(database: database, logger: TestEnvironment.logger),
+                    maxSubscriptions: 10, unreadChanged: {})
+                try await session.start()
+                // Ada joins; the batch that carried it is never handed to the session.
+                try await api.join(ada, later, invitedBy: coach)
+                let now = try await Self.snapshot(database)
+                let batch = try JSONDecoder().decode(
+                    StreamBatch.self, from: Data(try Self.batch(0, from: now, to: now).utf8))
+                var frames: [StreamFrame] = []
+                try await session.handle(.batch(batch, afterGap: false)) { frames.append($0) }
+                #expect(frames.isEmpty)
+                try await session.handle(.batch(batch, afterGap: true)) { frames.append($0) }
+                #expect(frames.map(\.type) == [.joined])
+                #expect(frames.first?.communityId == later.id && frames.first?.syncToken != nil)
+                try await session.handle(.batch(batch, afterGap: true)) { frames.append($0) }
+                #expect(frames.count == 1, "announced again: \(frames.map(\.summary))")
+            }
+        }
+    }
+}
