@@ -450,6 +450,25 @@ import WSClient
         }
     }
 
+    /// Bytes that are not HTTP, and an upgrade that is not one, on the service's own port:
+    /// answered and closed at once, so a stranger cannot hold sockets open with garbage.
+    @Test func malformedRequestsAreAnsweredAndClosed() async throws {
+        try await CoreHarness.run { api in
+            try await Self.run(api) { ports in
+                for garbage in [
+                    "NOT HTTP AT ALL\r\n\r\n",
+                    "GET /api/v1/me/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: -1\r\n\r\n",
+                    "GET /api/v1/me/stream HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nzz\r\n",
+                ] {
+                    let (reply, closed) = try await HTTPClientProbe(port: ports[0]).exchange(raw: Array(garbage.utf8))
+                    let head = String(decoding: reply.prefix(12), as: UTF8.self)
+                    #expect(head == "HTTP/1.1 400", "\(garbage.debugDescription) was answered \(head.debugDescription)")
+                    #expect(closed, "the service kept the socket of \(garbage.debugDescription) open")
+                }
+            }
+        }
+    }
+
     /// Two instances, clients on both, a writer, and Redis's pub/sub connections killed
     /// mid-run: every client still gets every change exactly once.
     @Test func twoInstancesLosingRedisPubSubMidRunMissNothingAndRepeatNothing() async throws {
@@ -550,8 +569,24 @@ struct HTTPClientProbe {
         return Reply(status: status, body: Data(response[split.upperBound...]))
     }
 
-    /// Writes `request` and reads until the server closes (at most five seconds).
+    /// Writes `bytes` as they are; what came back, and whether the server closed the socket
+    /// within five seconds.
+    func exchange(raw bytes: [UInt8]) async throws -> (reply: Data, closed: Bool) {
+        let port = self.port
+        return try await Task.detached {
+            var closed = false
+            let reply = try Self.exchange(bytes, port: port, closed: &closed)
+            return (reply, closed)
+        }.value
+    }
+
     private static func exchange(_ request: [UInt8], port: Int) throws -> Data {
+        var closed = false
+        return try exchange(request, port: port, closed: &closed)
+    }
+
+    /// Writes `request` and reads until the server closes (at most five seconds).
+    private static func exchange(_ request: [UInt8], port: Int, closed: inout Bool) throws -> Data {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestFailure("socket: \(errno)") }
         defer { close(socket) }
@@ -572,6 +607,7 @@ struct HTTPClientProbe {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = read(socket, &buffer, buffer.count)
+            if count == 0 || (count < 0 && errno == ECONNRESET) { closed = true }
             if count <= 0 { break }
             response.append(contentsOf: buffer[..<count])
         }

@@ -97,10 +97,11 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
             var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Negotiated>(
                 upgradeConfiguration: upgrade)
             configuration.enablePipelining = false
-            configuration.enableErrorHandling = false
+            configuration.enableErrorHandling = true  // a 400 for bytes that are not HTTP
             configuration.enableResponseHeaderValidation = false
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
                 configuration: configuration)
+            try channel.pipeline.syncOperations.addHandler(CloseOnParserError())
             return Value(negotiated: negotiated, channel: channel)
         }
     }
@@ -147,5 +148,18 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                     .end(nil),
                 ])
         }
+    }
+}
+
+/// Closes a connection whose bytes are not HTTP. NIO answers them `400` (the pipeline's error
+/// handling) and passes the error on, but nobody owns the socket yet (the upgrade is still
+/// undecided, and stays so), so without this a stranger could hold sockets open with garbage.
+/// Closing it also fails the negotiation, which ends the connection's task.
+private final class CloseOnParserError: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError { context.close(promise: nil) }
+        context.fireErrorCaught(error)
     }
 }
