@@ -33,6 +33,10 @@ package enum NotificationsApplication {
                 }
             },
             addRoutes: { router, kit in
+                let limiter = RateLimiter(redis: kit.redis, logger: runtime.logger("rate-limits"))
+                router.add(
+                    middleware: UserRateLimitMiddleware(
+                        limiter: limiter, reads: settings.readLimit, writes: settings.writeLimit))
                 let history = NotificationStore(database: kit.database, logger: runtime.logger("history"))
                 NotificationRoutes(store: history).register(on: router)
                 let realtime = RealtimeStream(

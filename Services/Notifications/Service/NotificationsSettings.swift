@@ -24,6 +24,9 @@ package struct NotificationsSettings: Sendable {
     package var pushConcurrency: Int
     /// The realtime stream's bounds and pace.
     package var stream: StreamSettings
+    /// Each user's budgets of requests per minute (history, devices, stream tickets).
+    package var readsPerMinute: Int
+    package var writesPerMinute: Int
 
     package init(environment env: Environment = .init()) throws {
         let name = "ORBITCOVE_PUSH_PROVIDER"
@@ -37,7 +40,12 @@ package struct NotificationsSettings: Sendable {
         schedulerSeconds = try env.int("ORBITCOVE_PUSH_SCHEDULER_SECONDS", default: 30, in: 1...3600)
         pushConcurrency = try env.int("ORBITCOVE_PUSH_CONCURRENCY", default: 100, in: 1...1000)
         stream = try StreamSettings(environment: env)
+        readsPerMinute = try env.int("ORBITCOVE_NOTIFICATIONS_READS_PER_MINUTE", default: 600, in: 1...1_000_000)
+        writesPerMinute = try env.int("ORBITCOVE_NOTIFICATIONS_WRITES_PER_MINUTE", default: 120, in: 1...1_000_000)
     }
+
+    var readLimit: RateLimit { RateLimit(name: "notifications-reads", limit: readsPerMinute, period: .seconds(60)) }
+    var writeLimit: RateLimit { RateLimit(name: "notifications-writes", limit: writesPerMinute, period: .seconds(60)) }
 }
 
 /// The realtime stream (`GET /api/v1/me/stream`).

@@ -3,6 +3,7 @@ import Glibc
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOPosix
 import NotificationsService
 import OrbitCoveInfra
 import OrbitCoveModels
@@ -450,6 +451,25 @@ import WSClient
         }
     }
 
+    /// The service's routes spend each user's budgets (here two writes a minute): a third
+    /// ticket is refused with `429`, another user's is not.
+    @Test func streamTicketsSpendAPerUserBudget() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            try await Self.run(api, settings: ["ORBITCOVE_NOTIFICATIONS_WRITES_PER_MINUTE": "2"]) { ports in
+                let http = HTTPClientProbe(port: ports[0])
+                var statuses: [Int] = []
+                for _ in 0..<3 {
+                    statuses.append(try await http.post("/api/v1/me/stream-tickets", token: ada.token).status)
+                }
+                #expect(statuses == [201, 201, 429])
+                let refused = try await http.post("/api/v1/me/stream-tickets", token: ada.token)
+                #expect(refused.errorCode == "RATE_LIMITED")
+                #expect(try await http.post("/api/v1/me/stream-tickets", token: ben.token).status == 201)
+            }
+        }
+    }
+
     /// Bytes that are not HTTP, and an upgrade that is not one, on the service's own port:
     /// answered and closed at once, so a stranger cannot hold sockets open with garbage.
     @Test func malformedRequestsAreAnsweredAndClosed() async throws {
@@ -528,6 +548,9 @@ import WSClient
 }
 
 /// Plain HTTP/1.1 requests to a live service, with or without WebSocket upgrade headers.
+/// The sockets block, so they are read on NIO's thread pool: on Swift's cooperative pool (two
+/// threads on two cores) two waiting reads left the services in this process no thread to
+/// answer them on.
 struct HTTPClientProbe {
     let port: Int
 
@@ -560,7 +583,7 @@ struct HTTPClientProbe {
         }
         let request = Array((head + "\r\n").utf8)
         let port = self.port
-        let response = try await Task.detached { try Self.exchange(request, port: port) }.value
+        let response = try await NIOThreadPool.singleton.runIfActive { try Self.exchange(request, port: port) }
         guard let split = response.firstRange(of: Data("\r\n\r\n".utf8)),
             let statusLine = String(data: response[..<split.lowerBound], encoding: .utf8)?.split(separator: "\r\n")
                 .first,
@@ -573,11 +596,11 @@ struct HTTPClientProbe {
     /// within five seconds.
     func exchange(raw bytes: [UInt8]) async throws -> (reply: Data, closed: Bool) {
         let port = self.port
-        return try await Task.detached {
+        return try await NIOThreadPool.singleton.runIfActive {
             var closed = false
             let reply = try Self.exchange(bytes, port: port, closed: &closed)
             return (reply, closed)
-        }.value
+        }
     }
 
     private static func exchange(_ request: [UInt8], port: Int) throws -> Data {
