@@ -11,9 +11,9 @@ package struct OutboxStatus: Sendable, Equatable {
     /// One statement outside a transaction (`outbox_backlog()`, migration 0026): cheap enough for
     /// the relays' idle poll.
     package static func read(from database: Database, logger: Logger) async throws -> OutboxStatus {
-        let rows = try await database.client.query(
-            "SELECT unpublished, oldest_age FROM outbox_backlog()", logger: logger)
-        for try await (unpublished, age) in rows.decode((Int, Double?).self) {
+        let rows = try await database.query("SELECT unpublished, oldest_age FROM outbox_backlog()")
+        for row in rows {
+            let (unpublished, age) = try row.decode((Int, Double?).self)
             return OutboxStatus(unpublished: unpublished, oldestUnpublishedAge: age)
         }
         return OutboxStatus(unpublished: 0, oldestUnpublishedAge: nil)

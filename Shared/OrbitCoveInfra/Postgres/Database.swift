@@ -219,7 +219,16 @@ package struct Database: Sendable {
 
     /// A cheap round trip for readiness checks.
     package func ping() async throws {
-        try await client.query("SELECT 1", logger: logger)
+        try await query("SELECT 1")
+    }
+
+    /// One statement on a pooled connection, outside the breaker (readiness checks, the relay's
+    /// idle poll), counted with the calls a cancelled pool waits for (``service(drainTimeout:)``).
+    @discardableResult
+    package func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        inFlight.enter()
+        defer { inFlight.leave() }
+        return try await client.query(query, logger: logger).collect()
     }
 
     /// libpq's `sslmode` values, meaning what they mean there: `require` encrypts without
@@ -316,8 +325,9 @@ extension Database {
     /// failed, or the group's task was cancelled: every part at once), it first lets the work
     /// in flight finish, for up to `drainTimeout`: PostgresNIO's pool, cancelled under a
     /// statement, closed its connection and left it waiting for ever, so a service whose parts
-    /// were cancelled together never stopped.
-    package func service(drainTimeout: Duration = .seconds(5)) -> some Service {
+    /// were cancelled together never stopped. The default outlasts `statement_timeout` (30 s):
+    /// a statement already sent runs to its end whatever its task's cancellation says.
+    package func service(drainTimeout: Duration = .seconds(35)) -> some Service {
         PoolService(client: client, inFlight: inFlight, drainTimeout: drainTimeout)
     }
 }

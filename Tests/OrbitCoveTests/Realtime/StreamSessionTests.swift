@@ -35,8 +35,9 @@ import Testing
         return StreamHub(database: database, redis: redis, maxStreamsPerUser: 5, logger: TestEnvironment.logger)
     }
 
-    /// A batch that does not follow the last one of its shard (or a new reader's first) goes
-    /// to every stream, marked: any of them may have missed a join in what was lost.
+    /// A batch that does not follow the last one of its shard (or the first this hub hears, or a
+    /// new reader's first) goes to every stream, marked: any of them may have missed a join in
+    /// what was lost.
     @Test func theHubHandsEveryStreamTheBatchAfterAGap() async throws {
         try await withTestDatabase { database in
             let hub = try Self.hub(database)
@@ -53,10 +54,10 @@ import Testing
             hub.dispatch(try Self.batch(shard, from: nil, to: "6:6:"))  // a new reader
             let followed = await Self.queued(follower)
             #expect(followed.map(\.batch.next) == ["2:2:", "3:3:", "5:5:", "6:6:"])
-            #expect(followed.map(\.afterGap) == [false, false, true, true])
+            #expect(followed.map(\.afterGap) == [true, false, true, true])
             let others = await Self.queued(other)
-            #expect(others.map(\.batch.next) == ["5:5:", "6:6:"])
-            #expect(others.map(\.afterGap) == [true, true])
+            #expect(others.map(\.batch.next) == ["2:2:", "5:5:", "6:6:"])
+            #expect(others.map(\.afterGap) == [true, true, true])
         }
     }
 
@@ -86,8 +87,54 @@ import Testing
                 try await session.handle(.batch(batch, afterGap: true)) { frames.append($0) }
                 #expect(frames.map(\.type) == [.joined])
                 #expect(frames.first?.communityId == later.id && frames.first?.syncToken != nil)
-                try await session.handle(.batch(batch, afterGap: true)) { frames.append($0) }
+                // Unfollowed, then another gap: the join is known, so a read finds nothing new.
+                try await session.handle(.client(StreamClientFrame(type: .unsubscribe, communityIds: [later.id]))) {
+                    _ in
+                }
+                let after = try await Self.snapshot(database)
+                let again = try JSONDecoder().decode(
+                    StreamBatch.self, from: Data(try Self.batch(1, from: after, to: after).utf8))
+                try await session.handle(.batch(again, afterGap: true)) { frames.append($0) }
                 #expect(frames.count == 1, "announced again: \(frames.map(\.summary))")
+            }
+        }
+    }
+
+    /// A join the stream has no room for is not announced, and not forgotten: once the client
+    /// unfollows a community, it is announced, once.
+    @Test func aJoinWithoutRoomIsAnnouncedOnceThereIsRoom() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            let later = try await api.community(by: coach)
+            let token = try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: ada)
+                .data(CommunitySync.self).syncToken
+            try await withTestDatabase { database in
+                let hub = try Self.hub(database)
+                let connection = StreamConnection(userId: ada.id, bound: 10)
+                #expect(hub.add(connection))
+                var session = StreamSession(
+                    connection: connection, hub: hub,
+                    log: StreamLog(database: database, logger: TestEnvironment.logger),
+                    maxSubscriptions: 1, unreadChanged: {})
+                try await session.start()
+                var frames: [StreamFrame] = []
+                let subscribe = StreamClientFrame(
+                    type: .subscribe, communities: [StreamSubscription(communityId: club.id, syncToken: token)])
+                try await session.handle(.client(subscribe)) { frames.append($0) }
+                #expect(frames.map(\.type) == [.subscribed])
+                try await api.join(ada, later, invitedBy: coach)
+                let gap = { (shard: Int) in
+                    let now = try await Self.snapshot(database)
+                    return try JSONDecoder().decode(
+                        StreamBatch.self, from: Data(try Self.batch(shard, from: now, to: now).utf8))
+                }
+                try await session.handle(.batch(try await gap(0), afterGap: true)) { frames.append($0) }
+                #expect(!frames.contains { $0.type == .joined }, "joined with no room: \(frames.map(\.summary))")
+                let unsubscribe = StreamClientFrame(type: .unsubscribe, communityIds: [club.id])
+                try await session.handle(.client(unsubscribe)) { frames.append($0) }
+                #expect(frames.filter { $0.type == .joined }.map(\.communityId) == [later.id])
+                try await session.handle(.batch(try await gap(1), afterGap: true)) { frames.append($0) }
+                #expect(frames.filter { $0.type == .joined }.count == 1)
             }
         }
     }

@@ -284,7 +284,7 @@ import WSClient
     /// pool shut down, which never returned, so the service never stopped. A key of its own
     /// makes this feed lead at once whatever other tests' feeds do.
     @Test func aFeedCancelledWhileLeadingStopsAndReleasesItsLock() async throws {
-        let key = Int64.random(in: 1...Int64(Int32.max))
+        let key = Int64.random(in: 1...Int64(Int32.max - 1))
         let database = try Database(
             url: TestEnvironment.databaseURL, maxConnections: 4, connectionWait: .seconds(15),
             logger: TestEnvironment.logger)
@@ -317,6 +317,28 @@ import WSClient
             }
         }
         #expect(try await eventually { try await holders() == 1 }, "the feed never took its lock")
+        // The feed alone, cancelled while the pool runs on: its lock goes with it at once.
+        let alone = StreamChangeFeed(
+            database: database, redis: redis,
+            settings: try StreamSettings(environment: Environment(["ORBITCOVE_STREAM_POLL_MS": "50"])),
+            logger: TestEnvironment.logger, lockKey: key + 1)
+        let leading = Task { try await alone.run() }
+        let lockOf: @Sendable (Int64) async throws -> Int = { key in
+            try await withTestDatabase { observer in
+                try await observer.systemQuery(
+                    """
+                    SELECT count(*)::int FROM pg_locks
+                    WHERE locktype = 'advisory' AND classid = 0 AND objid::text::bigint = \(key) AND granted
+                    """
+                ).first?.decode(Int.self) ?? 0
+            }
+        }
+        #expect(try await eventually { try await lockOf(key + 1) == 1 }, "the second feed never took its lock")
+        leading.cancel()
+        _ = await leading.result
+        #expect(try await eventually { try await lockOf(key + 1) == 0 }, "the lock outlived its feed")
+        #expect(try await holders() == 1, "the first feed lost its lock")
+        // Then the whole group, pool and all, at once.
         running.cancel()
         let deadline = ContinuousClock.now + .seconds(10)
         while !stopped.withLock({ $0 }) && ContinuousClock.now < deadline {

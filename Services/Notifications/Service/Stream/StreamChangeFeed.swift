@@ -82,9 +82,11 @@ package struct StreamChangeFeed: Service {
         var previous: [Int: String] = [:]
         var read: String?
         let clock = ContinuousClock()
-        var lastTick = clock.now
-        var lastPrune = clock.now
         let tick = Duration.seconds(settings.tickSeconds)
+        // The first poll publishes every shard, so a new reader's first batches (which follow
+        // nothing) share one snapshot: a stream checks for missed joins once, not per shard.
+        var lastTick = clock.now - tick
+        var lastPrune = clock.now
         while !Task.isCancelled {
             let started = clock.now
             let (snapshot, readAt, changes) = try await poll(since: read, on: connection)

@@ -110,11 +110,12 @@ final class StreamHub: Service, Sendable {
             (batch.changes ?? []).lazy.filter { $0.kind == "member" || $0.kind == StreamBatch.unread }.map(\.id))
         let (targets, afterGap): ([StreamConnection], Bool) = state.withLock { state in
             // A batch that does not follow the last one received (Redis dropped one, or this
-            // instance's subscription was cut), or the first of a new reader (what the old one
-            // read last may never have been published): any stream may have missed a join, so
-            // every stream gets it and checks (``StreamSession``).
+            // instance's subscription was cut), the first this instance hears (a stream may
+            // have opened before its subscription did), or the first of a new reader (what the
+            // old one read last may never have been published): any stream may have missed a
+            // join, so every stream gets it and checks (``StreamSession``).
             let last = state.lastNext.updateValue(batch.next, forKey: batch.shard)
-            let afterGap = batch.previous == nil || (last != nil && last != batch.previous)
+            let afterGap = batch.previous == nil || last != batch.previous
             if afterGap { return (Array(state.connections.values), true) }
             var ids = Set(state.byShard[batch.shard]?.keys ?? [:].keys)
             for user in members { ids.formUnion(state.byUser[user] ?? []) }

@@ -33,6 +33,8 @@ struct StreamSession {
     /// The user's communities as of `checked`, the snapshot of the last read of the log.
     private var known: Set<UUID> = []
     private var checked: PostgresSnapshot?
+    /// A join found no room (``maxSubscriptions``): it is left out of `known` until announced.
+    private var hasUnannouncedJoins = false
 
     init(
         connection: StreamConnection, hub: StreamHub, log: StreamLog, maxSubscriptions: Int,
@@ -62,6 +64,10 @@ struct StreamSession {
             case .unsubscribe:
                 for community in frame.communityIds ?? [] where positions.removeValue(forKey: community) != nil {
                     hub.unfollow(community, by: connection)
+                }
+                // Room again for joins that found none: announced now.
+                if hasUnannouncedJoins && positions.count < maxSubscriptions {
+                    try await catchUp([], joins: [], write: write)
                 }
             }
         case .batch(let batch, let afterGap):
@@ -162,8 +168,9 @@ struct StreamSession {
             positions[community] = next
         }
         // A publication was missed before this one: a join may have been in it, unless the
-        // last read already saw everything this batch does.
-        let joinMayBeMissed = afterGap && checked?.includes(next) != true
+        // last read already saw everything up to where this batch starts (a new reader's first
+        // batch starts nowhere: up to where it ends). One read covers every shard's gap.
+        let joinMayBeMissed = afterGap && checked?.includes(previous ?? next) != true
         if !fromLog.isEmpty || joinMayBeMissed { try await catchUp(fromLog, joins: joinsNamed, write: write) }
         // A count is state, not a change: a hint lost with a Redis publication is made good by
         // the next one, or by the count every stream starts with.
@@ -190,17 +197,24 @@ struct StreamSession {
 
     /// Follows and announces (`joined`) the communities the user is in by `read` that the
     /// stream does not follow and that are new since the last read, or whose join a batch
-    /// named (a member who left and came back); then remembers `read`'s communities.
+    /// named (a member who left and came back); then remembers `read`'s communities. A join
+    /// the stream has no room for (``maxSubscriptions``) is not remembered, so a later read
+    /// announces it once there is room.
     private mutating func announceJoins(_ read: StreamLog.Read, named: Set<UUID>, write: Write) async throws {
         let joined = read.memberOf.subtracting(known).union(named.intersection(read.memberOf))
-        (known, checked) = (read.memberOf, read.snapshot)
+        var unannounced = Set<UUID>()
         let token = read.token.text
-        for community in joined.sorted(by: { $0.uuidString < $1.uuidString })
-        where positions[community] == nil && positions.count < maxSubscriptions {
+        for community in joined.sorted(by: { $0.uuidString < $1.uuidString }) where positions[community] == nil {
+            guard positions.count < maxSubscriptions else {
+                unannounced.insert(community)
+                continue
+            }
             positions[community] = read.snapshot
             hub.follow(community, by: connection)
             try await write(StreamFrame(type: .joined, communityId: community, syncToken: token))
         }
+        (known, checked) = (read.memberOf.subtracting(unannounced), read.snapshot)
+        hasUnannouncedJoins = !unannounced.isEmpty
     }
 
     static func frame(_ change: StreamBatch.Change, token: String) -> StreamFrame {
