@@ -28,6 +28,24 @@ import Testing
         return found
     }
 
+    /// A started session of `user`'s, registered with a hub of its own.
+    static func session(of user: UUID, on database: Database, maxSubscriptions: Int) async throws -> StreamSession {
+        let hub = try Self.hub(database)
+        let connection = StreamConnection(userId: user, bound: 10)
+        #expect(hub.add(connection))
+        var session = StreamSession(
+            connection: connection, hub: hub, log: StreamLog(database: database, logger: TestEnvironment.logger),
+            maxSubscriptions: maxSubscriptions, unreadChanged: {})
+        try await session.start()
+        return session
+    }
+
+    /// A batch of `shard` from and to the database's snapshot now, with no changes.
+    static func batchNow(_ shard: Int, on database: Database) async throws -> StreamBatch {
+        let now = try await snapshot(database)
+        return try JSONDecoder().decode(StreamBatch.self, from: Data(try batch(shard, from: now, to: now).utf8))
+    }
+
     static func hub(_ database: Database) throws -> StreamHub {
         let redis = try RedisClient(
             url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
@@ -68,19 +86,10 @@ import Testing
             let (coach, _, ada) = try await api.clubWithOneMember()
             let later = try await api.community(by: coach)
             try await withTestDatabase { database in
-                let hub = try Self.hub(database)
-                let connection = StreamConnection(userId: ada.id, bound: 10)
-                #expect(hub.add(connection))
-                var session = StreamSession(
-                    connection: connection, hub: hub,
-                    log: StreamLog(database: database, logger: TestEnvironment.logger),
-                    maxSubscriptions: 10, unreadChanged: {})
-                try await session.start()
+                var session = try await Self.session(of: ada.id, on: database, maxSubscriptions: 10)
                 // Ada joins; the batch that carried it is never handed to the session.
                 try await api.join(ada, later, invitedBy: coach)
-                let now = try await Self.snapshot(database)
-                let batch = try JSONDecoder().decode(
-                    StreamBatch.self, from: Data(try Self.batch(0, from: now, to: now).utf8))
+                let batch = try await Self.batchNow(0, on: database)
                 var frames: [StreamFrame] = []
                 try await session.handle(.batch(batch, afterGap: false)) { frames.append($0) }
                 #expect(frames.isEmpty)
@@ -91,9 +100,7 @@ import Testing
                 try await session.handle(.client(StreamClientFrame(type: .unsubscribe, communityIds: [later.id]))) {
                     _ in
                 }
-                let after = try await Self.snapshot(database)
-                let again = try JSONDecoder().decode(
-                    StreamBatch.self, from: Data(try Self.batch(1, from: after, to: after).utf8))
+                let again = try await Self.batchNow(1, on: database)
                 try await session.handle(.batch(again, afterGap: true)) { frames.append($0) }
                 #expect(frames.count == 1, "announced again: \(frames.map(\.summary))")
             }
@@ -109,31 +116,23 @@ import Testing
             let token = try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: ada)
                 .data(CommunitySync.self).syncToken
             try await withTestDatabase { database in
-                let hub = try Self.hub(database)
-                let connection = StreamConnection(userId: ada.id, bound: 10)
-                #expect(hub.add(connection))
-                var session = StreamSession(
-                    connection: connection, hub: hub,
-                    log: StreamLog(database: database, logger: TestEnvironment.logger),
-                    maxSubscriptions: 1, unreadChanged: {})
-                try await session.start()
+                var session = try await Self.session(of: ada.id, on: database, maxSubscriptions: 1)
                 var frames: [StreamFrame] = []
                 let subscribe = StreamClientFrame(
                     type: .subscribe, communities: [StreamSubscription(communityId: club.id, syncToken: token)])
                 try await session.handle(.client(subscribe)) { frames.append($0) }
                 #expect(frames.map(\.type) == [.subscribed])
                 try await api.join(ada, later, invitedBy: coach)
-                let gap = { (shard: Int) in
-                    let now = try await Self.snapshot(database)
-                    return try JSONDecoder().decode(
-                        StreamBatch.self, from: Data(try Self.batch(shard, from: now, to: now).utf8))
+                try await session.handle(.batch(try await Self.batchNow(0, on: database), afterGap: true)) {
+                    frames.append($0)
                 }
-                try await session.handle(.batch(try await gap(0), afterGap: true)) { frames.append($0) }
                 #expect(!frames.contains { $0.type == .joined }, "joined with no room: \(frames.map(\.summary))")
                 let unsubscribe = StreamClientFrame(type: .unsubscribe, communityIds: [club.id])
                 try await session.handle(.client(unsubscribe)) { frames.append($0) }
                 #expect(frames.filter { $0.type == .joined }.map(\.communityId) == [later.id])
-                try await session.handle(.batch(try await gap(1), afterGap: true)) { frames.append($0) }
+                try await session.handle(.batch(try await Self.batchNow(1, on: database), afterGap: true)) {
+                    frames.append($0)
+                }
                 #expect(frames.filter { $0.type == .joined }.count == 1)
             }
         }

@@ -58,6 +58,19 @@ import WSClient
         if let error = failure.withLock({ $0 }) { throw error }
     }
 
+    /// How many sessions hold the advisory lock `key` (below 2^31: PostgreSQL shows it as
+    /// `classid` 0, `objid` the key).
+    static func lockHolders(_ key: Int64) async throws -> Int {
+        try await withTestDatabase { observer in
+            try await observer.systemQuery(
+                """
+                SELECT count(*)::int FROM pg_locks
+                WHERE locktype = 'advisory' AND classid = 0 AND objid::text::bigint = \(key) AND granted
+                """
+            ).first?.decode(Int.self) ?? 0
+        }
+    }
+
     static func syncToken(_ api: CoreHarness, _ club: Community, as person: Person) async throws -> String {
         try await api.call(.get, "/api/v1/communities/\(club.id)/sync", as: person).data(CommunitySync.self).syncToken
     }
@@ -306,38 +319,19 @@ import WSClient
             defer { stopped.withLock { $0 = true } }
             try await group.run()
         }
-        let holders: @Sendable () async throws -> Int = {
-            try await withTestDatabase { observer in
-                try await observer.systemQuery(
-                    """
-                    SELECT count(*)::int FROM pg_locks
-                    WHERE locktype = 'advisory' AND classid = 0 AND objid::text::bigint = \(key) AND granted
-                    """
-                ).first?.decode(Int.self) ?? 0
-            }
-        }
-        #expect(try await eventually { try await holders() == 1 }, "the feed never took its lock")
+        #expect(try await eventually { try await Self.lockHolders(key) == 1 }, "the feed never took its lock")
         // The feed alone, cancelled while the pool runs on: its lock goes with it at once.
         let alone = StreamChangeFeed(
             database: database, redis: redis,
             settings: try StreamSettings(environment: Environment(["ORBITCOVE_STREAM_POLL_MS": "50"])),
             logger: TestEnvironment.logger, lockKey: key + 1)
         let leading = Task { try await alone.run() }
-        let lockOf: @Sendable (Int64) async throws -> Int = { key in
-            try await withTestDatabase { observer in
-                try await observer.systemQuery(
-                    """
-                    SELECT count(*)::int FROM pg_locks
-                    WHERE locktype = 'advisory' AND classid = 0 AND objid::text::bigint = \(key) AND granted
-                    """
-                ).first?.decode(Int.self) ?? 0
-            }
-        }
-        #expect(try await eventually { try await lockOf(key + 1) == 1 }, "the second feed never took its lock")
+        #expect(
+            try await eventually { try await Self.lockHolders(key + 1) == 1 }, "the second feed never took its lock")
         leading.cancel()
         _ = await leading.result
-        #expect(try await eventually { try await lockOf(key + 1) == 0 }, "the lock outlived its feed")
-        #expect(try await holders() == 1, "the first feed lost its lock")
+        #expect(try await eventually { try await Self.lockHolders(key + 1) == 0 }, "the lock outlived its feed")
+        #expect(try await Self.lockHolders(key) == 1, "the first feed lost its lock")
         // Then the whole group, pool and all, at once.
         running.cancel()
         let deadline = ContinuousClock.now + .seconds(10)
@@ -345,7 +339,7 @@ import WSClient
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(stopped.withLock { $0 }, "the cancelled feed had not stopped after 10 s")
-        #expect(try await eventually { try await holders() == 0 }, "the lock outlived the feed")
+        #expect(try await eventually { try await Self.lockHolders(key) == 0 }, "the lock outlived the feed")
     }
 
     @Test func upgradesNeedATokenOrATicketAndATicketOpensOneStream() async throws {
