@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import OrbitCoveModels
 import PostgresNIO
+import Synchronization
 
 /// Routes deliveries to typed handlers and makes them idempotent: the message id goes into
 /// the inbox in the same transaction as the handler's writes, and a message already in the
@@ -23,6 +24,8 @@ package struct MessageHandlers: Sendable {
         var version: Int
         var prepare: Preparation?
         var apply: Application
+        /// Set for handlers registered ``onBatch(_:_:)``.
+        var batch: MessageBatcher?
     }
 
     /// `consumer` names this consumer in the inbox; two services consuming the same message
@@ -42,6 +45,32 @@ package struct MessageHandlers: Sendable {
                 let envelope = try JSONCoding.decoder.decode(MessageEnvelope<Payload>.self, from: Data(body))
                 try await handle(envelope, connection, logger)
             })
+    }
+
+    /// A handler for messages of a type that arrive in numbers (a reminder for each of 100,000
+    /// members, an answer to every event): the deliveries of `type` handled at the same moment
+    /// share one transaction, and `handle` gets all of them at once, so it can write them in a
+    /// few statements rather than a transaction each. The inbox still records each message, and
+    /// a message already in it is not handed over again. If the shared transaction fails, each
+    /// of its messages is tried again alone, so one that can never succeed does not hold back
+    /// the others. Messages wait for no timer: what arrived while the previous transaction
+    /// ran is the next batch (at most ``MessageBatcher/limit``). A batched handler cannot keep
+    /// part of its work (``RetryRemainder``).
+    package mutating func onBatch<Payload: MessagePayload>(
+        _ type: Payload.Type,
+        _ handle:
+            @escaping @Sendable ([MessageEnvelope<Payload>], PostgresConnection, Logger) async throws -> Void
+    ) {
+        let apply: MessageBatcher.Apply = { bodies, connection, logger in
+            let envelopes = try bodies.map {
+                try JSONCoding.decoder.decode(MessageEnvelope<Payload>.self, from: Data($0))
+            }
+            try await handle(envelopes, connection, logger)
+        }
+        handlers[Payload.messageType] = Registered(
+            version: Payload.messageVersion, prepare: nil,
+            apply: { body, _, connection, logger in try await apply([body], connection, logger) },
+            batch: MessageBatcher(consumer: consumer, database: database, apply: apply))
     }
 
     /// A handler whose slow part must not hold a transaction open (decoding images, calling a
@@ -80,6 +109,32 @@ package struct MessageHandlers: Sendable {
         }
     }
 
+    /// A message in a transaction of its own.
+    private func applyAlone(
+        _ head: EnvelopeHead, _ body: [UInt8], _ handler: Registered, prepared: (any Sendable)?, logger: Logger
+    ) async throws -> Applied {
+        let consumer = self.consumer
+        return try await database.transaction(scope: .system) { connection -> Applied in
+            let rows = try await connection.query(
+                """
+                INSERT INTO inbox (consumer, message_id, message_type) VALUES (\(consumer), \(head.id), \(head.type))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """, logger: logger)
+            var inserted = false
+            for try await _ in rows { inserted = true }
+            guard inserted else { return .duplicate }
+            do {
+                try await handler.apply(body, prepared, connection, logger)
+            } catch let remainder as RetryRemainder {
+                // Keep what was done; forget the message was seen, so the retry runs again.
+                try await connection.run(
+                    "DELETE FROM inbox WHERE consumer = \(consumer) AND message_id = \(head.id)", logger: logger)
+                return .partly(remainder.reason)
+            }
+            return .applied
+        }
+    }
+
     package func handle(_ message: IncomingMessage, logger baseLogger: Logger) async -> HandlingResult {
         var logger = baseLogger
         if case .string(let traceparent) = message.headers["traceparent"] {
@@ -107,24 +162,13 @@ package struct MessageHandlers: Sendable {
             }
             // Handlers act for the system: a message names its community, and fanning it out
             // to that community's members reads past any one user's view.
-            let applied = try await database.transaction(scope: .system) { connection -> Applied in
-                let rows = try await connection.query(
-                    """
-                    INSERT INTO inbox (consumer, message_id, message_type) VALUES (\(consumer), \(head.id), \(head.type))
-                    ON CONFLICT DO NOTHING RETURNING 1
-                    """, logger: logger)
-                var inserted = false
-                for try await _ in rows { inserted = true }
-                guard inserted else { return .duplicate }
-                do {
-                    try await handler.apply(message.body, prepared, connection, logger)
-                } catch let remainder as RetryRemainder {
-                    // Keep what was done; forget the message was seen, so the retry runs again.
-                    try await connection.run(
-                        "DELETE FROM inbox WHERE consumer = \(consumer) AND message_id = \(head.id)", logger: logger)
-                    return .partly(remainder.reason)
-                }
-                return .applied
+            let applied: Applied
+            if let batch = handler.batch {
+                applied =
+                    try await batch.submit(.init(id: head.id, type: head.type, body: message.body, logger: logger))
+                    ? .applied : .duplicate
+            } else {
+                applied = try await applyAlone(head, message.body, handler, prepared: prepared, logger: logger)
             }
             if case .partly(let reason) = applied {
                 logger.notice("message partly handled; the rest will be retried", metadata: ["reason": .string(reason)])

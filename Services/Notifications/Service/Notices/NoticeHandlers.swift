@@ -5,16 +5,23 @@ import OrbitCoveModels
 import PostgresNIO
 
 extension MessageHandlers {
-    /// Handles `type` by turning each message into notices, written into history.
+    /// Handles `type` by turning each message into notices, written into history: the messages
+    /// of the type that arrive together are handled in one transaction, their notices written
+    /// in one statement.
     mutating func notify<Payload: MessagePayload>(
         _ type: Payload.Type, writer: HistoryWriter,
         _ notices: @escaping @Sendable (MessageEnvelope<Payload>, Lookup) async throws -> [Notice]
     ) {
-        on(type) { envelope, connection, logger in
+        onBatch(type) { envelopes, connection, logger in
             let lookup = Lookup(connection: connection, logger: logger)
-            try await writer.write(
-                try await notices(envelope, lookup), for: envelope.id, occurredAt: envelope.occurredAt,
-                on: connection, logger: logger)
+            var written: [HistoryWriter.Written] = []
+            for envelope in envelopes {
+                written.append(
+                    HistoryWriter.Written(
+                        notices: try await notices(envelope, lookup), message: envelope.id,
+                        occurredAt: envelope.occurredAt))
+            }
+            try await writer.write(written, on: connection, logger: logger)
         }
     }
 }

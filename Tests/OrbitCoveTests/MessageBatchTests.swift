@@ -1,0 +1,104 @@
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// Messages of a batched type (`MessageHandlers.onBatch`) that arrive together share one
+/// transaction, and each is still applied exactly once: a message that can never be applied
+/// fails alone (the others of its batch are applied, it is dead-lettered), a message delivered
+/// twice is applied once, and a batch's writes commit or roll back together with its inbox rows.
+/// Real broker and database.
+@Suite struct MessageBatchTests {
+    struct Tally: MessagePayload {
+        static let messageType = "test.tally"
+        static let messageVersion = 1
+        var note: String
+    }
+
+    @Test func messagesArrivingTogetherShareATransactionAndEachIsAppliedOnce() async throws {
+        let queue = "test-\(UUID().uuidString.prefix(8).lowercased())"
+        let settings = try TestEnvironment.amqpSettings()
+        let retry = RetryPolicy(delays: [.milliseconds(100)], maxAttempts: 2)
+        let batches = Mutex<[[String]]>([])
+        let table = "tally_\(queue.dropFirst(5))"
+        defer { Task { try? await deleteScratchQueue(queue, settings: settings, retry: retry) } }
+        try await Self.owner(
+            "CREATE TABLE \(table) (note text NOT NULL); GRANT SELECT, INSERT ON \(table) TO orbitcove_app")
+        defer { Task { try? await Self.owner("DROP TABLE \(table)") } }
+        try await withTestDatabase { database in
+            let worker = QueueWorker.make(
+                queue: queue, consumer: "test-\(queue)", database: database, settings: settings, retry: retry,
+                logger: TestEnvironment.logger
+            ) { handlers in
+                handlers.onBatch(Tally.self) { envelopes, connection, logger in
+                    let notes = envelopes.map(\.data.note)
+                    batches.withLock { $0.append(notes) }
+                    try await connection.run(
+                        "INSERT INTO \(unescaped: table) SELECT unnest(\(notes)::text[])", logger: logger)
+                    // The first batch takes a moment, so what is published meanwhile queues behind it.
+                    if batches.withLock({ $0.count }) == 1 { try await Task.sleep(for: .milliseconds(300)) }
+                    if notes.contains("poison") { throw MessageValidationError("poison is never applied") }
+                }
+            }
+            let publisher = AMQPPublisher(
+                settings: settings, topology: .forQueues(named: [queue], retry: retry), logger: TestEnvironment.logger)
+            try await withServices(worker.services + [publisher]) {
+                var messages = try (0..<30).map { try Self.message("m\($0)", to: queue) }
+                messages.insert(try Self.message("poison", to: queue), at: 12)
+                messages.append(messages[3])  // the same message id, delivered again
+                _ = try await publisher.publish([messages[0]])
+                try await Task.sleep(for: .milliseconds(50))
+                _ = try await publisher.publish(Array(messages.dropFirst()))
+                #expect(
+                    try await eventually {
+                        try await AMQPProbe.depth(of: QueueTopology.deadLetterQueue(for: queue), settings: settings)
+                            .messages == 1
+                    })
+                #expect(try await eventually { try await Self.notes(in: table, database) == 30 })
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            let applied = try await Self.noteCounts(in: table, database)
+            #expect(applied.count == 30 && applied.values.allSatisfy { $0 == 1 }, "\(applied)")
+            #expect(applied["poison"] == nil)
+            let seen = batches.withLock { $0 }
+            // Messages published together went together, and the poisoned batch was split up.
+            #expect(seen.contains { $0.count > 1 && !$0.contains("poison") }, "\(seen)")
+            #expect(seen.contains(["poison"]), "\(seen)")
+            #expect(seen.allSatisfy { $0.count <= MessageBatcher.limit })
+        }
+    }
+
+    /// Runs `sql` as the tables' owner (the services' role may not create tables).
+    static func owner(_ sql: String) async throws {
+        try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+            for statement in sql.split(separator: ";") {
+                _ = try await owner.systemQuery(PostgresQuery(unsafeSQL: String(statement)))
+            }
+        }
+    }
+
+    static func message(_ note: String, to queue: String) throws -> OutgoingMessage {
+        let envelope = MessageEnvelope(communityId: nil, actorId: nil, data: Tally(note: note))
+        return OutgoingMessage(
+            id: envelope.id, type: Tally.messageType, routingKey: queue,
+            body: Array(try JSONCoding.encoder.encode(envelope)),
+            headers: [:], appId: "tests")
+    }
+
+    static func notes(in table: String, _ database: Database) async throws -> Int {
+        try await noteCounts(in: table, database).values.reduce(0, +)
+    }
+
+    static func noteCounts(in table: String, _ database: Database) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try await database.systemQuery(
+            "SELECT note, count(*)::int FROM \(unescaped: table) GROUP BY note")
+        {
+            let (note, count) = try row.decode((String, Int).self)
+            counts[note] = count
+        }
+        return counts
+    }
+}
