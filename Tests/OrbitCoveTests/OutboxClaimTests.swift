@@ -62,7 +62,8 @@ import Testing
                 try await connection.run("ANALYZE pg_temp.outbox", logger: TestEnvironment.logger)
                 read["fresh statistics"] = try await Self.rowsRead(on: connection)
                 try await connection.run(
-                    "UPDATE pg_temp.outbox SET published_at = now(), claimed_until = NULL", logger: TestEnvironment.logger)
+                    "UPDATE pg_temp.outbox SET published_at = now(), claimed_until = NULL",
+                    logger: TestEnvironment.logger)
                 try await connection.run("ANALYZE pg_temp.outbox", logger: TestEnvironment.logger)
                 try await Self.fill(published: false, on: connection)
                 read["statistics from before the burst"] = try await Self.rowsRead(on: connection)
