@@ -26,8 +26,13 @@ package struct Database: Sendable {
     /// Woken after every transaction that wrote to the outbox commits; the relay listens.
     package let outboxWakeups = OutboxWakeups()
 
-    package init(url: URL, maxConnections: Int = 20, connectionWait: Duration = .seconds(2), logger: Logger) throws {
+    /// `name` is the connections' `application_name`: `pg_stat_activity` says which service a
+    /// backend serves.
+    package init(
+        url: URL, name: String? = nil, maxConnections: Int = 20, connectionWait: Duration = .seconds(2), logger: Logger
+    ) throws {
         var configuration = try Self.configuration(from: url)
+        if let name { configuration.options.additionalStartupParameters.append(("application_name", name)) }
         configuration.options.maximumConnections = maxConnections
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(30))
         configuration.options.connectTimeout = .seconds(5)

@@ -26,7 +26,8 @@ package struct ServiceKit: Sendable {
         let settings = runtime.settings
         self.runtime = runtime
         database = try Database(
-            url: settings.databaseURL, maxConnections: settings.databasePoolSize, connectionWait: settings.databaseWait,
+            url: settings.databaseURL, name: settings.name, maxConnections: settings.databasePoolSize,
+            connectionWait: settings.databaseWait,
             logger: runtime.logger("postgres"))
         redis = try RedisClient(url: settings.redisURL, timeout: settings.redisTimeout, logger: runtime.logger("redis"))
         cache = CommunityCache(redis: redis, ttlSeconds: cacheSeconds, logger: runtime.logger("cache"))

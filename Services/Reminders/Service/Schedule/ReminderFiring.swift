@@ -40,12 +40,20 @@ struct ReminderFiring: Sendable {
     /// A row whose event changed since it was planned waits this long for its new plan.
     static let staleDelay = 30
 
-    /// Fires one batch of what is due (PostgreSQL's clock); returns how many rows it claimed
-    /// (0: nothing was due).
-    func fireBatch(limit: Int? = nil) async throws -> Int {
+    /// What one batch did: the rows it claimed, and when nothing was due, when the next row
+    /// falls due (nil: none is planned).
+    struct Batch: Sendable {
+        var claimed: Int
+        var nextDue: Date? = nil
+    }
+
+    /// Fires one batch of what is due (PostgreSQL's clock). With nothing due, reads when the next
+    /// row falls due in the same transaction: `reminder_schedule` is the system's (its policy
+    /// shows no row outside a system transaction).
+    func fireBatch(limit: Int? = nil) async throws -> Batch {
         try await database.transaction(scope: .system) { connection in
             let claimed = try await claim(limit: limit ?? batchSize, on: connection)
-            guard !claimed.isEmpty else { return 0 }
+            guard !claimed.isEmpty else { return Batch(claimed: 0, nextDue: try await nextDue(on: connection)) }
             let firedAt = Date()
             var fired: [Int: Fired] = [:]
             var stale: [Int] = []
@@ -80,7 +88,7 @@ struct ReminderFiring: Sendable {
                     WHERE id = ANY(\(stale)::bigint[])
                     """, logger: logger)
             }
-            return claimed.count
+            return Batch(claimed: claimed.count)
         }
     }
 
@@ -124,15 +132,13 @@ struct ReminderFiring: Sendable {
     }
 
     /// When the next unfired row falls due, if any.
-    func nextDue() async throws -> Date? {
-        try await database.withConnection { connection in
-            for try await due in try await connection.query(
-                "SELECT min(due_at) FROM reminder_schedule WHERE fired_at IS NULL", logger: logger
-            ).decode(Date?.self) {
-                return due
-            }
-            return nil
+    private func nextDue(on connection: PostgresConnection) async throws -> Date? {
+        for try await due in try await connection.query(
+            "SELECT min(due_at) FROM reminder_schedule WHERE fired_at IS NULL", logger: logger
+        ).decode(Date?.self) {
+            return due
         }
+        return nil
     }
 
     private func claim(limit: Int, on connection: PostgresConnection) async throws -> [Claimed] {

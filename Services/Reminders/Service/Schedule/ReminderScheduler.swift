@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// Fires due reminders as they fall due: after each round it sleeps until the next row is due
 /// (at most `longestSleep`, so rows another replica planned are not missed for long) or until
 /// this process planned a row (``SchedulerWakeups``), looking for a wake-up every 100 ms. Idle,
-/// that is two small transactions per `longestSleep`. A replica that was down fires what fell
+/// that is one small transaction per `longestSleep`. A replica that was down fires what fell
 /// due while it was away at its first round, each message saying how late it is.
 struct ReminderScheduler: Service {
     let firing: ReminderFiring
@@ -44,9 +44,14 @@ struct ReminderScheduler: Service {
     /// database error is tried a row at a time, so one row that cannot fire (given up as
     /// `failed`) does not hold back the others.
     func round() async throws -> Duration {
+        var next: Date?
         while true {
             do {
-                if try await firing.fireBatch() == 0 { break }
+                let batch = try await firing.fireBatch()
+                if batch.claimed == 0 {
+                    next = batch.nextDue
+                    break
+                }
             } catch let error as PSQLError where error.serverInfo != nil {
                 logger.warning(
                     "a batch of reminders failed; firing them one at a time",
@@ -56,7 +61,7 @@ struct ReminderScheduler: Service {
                 try await firing.isolateUnknown()
             }
         }
-        guard let next = try await firing.nextDue() else { return longestSleep }
+        guard let next else { return longestSleep }
         let seconds = max(0, min(next.timeIntervalSinceNow, 3_600))
         return min(longestSleep, max(shortestSleep, .milliseconds(Int64(seconds * 1000))))
     }
