@@ -29,12 +29,21 @@ import Testing
         }
     }
 
+    /// A coach, their club, and an event of theirs that is over: no planner (another test's
+    /// reminders service) plans its rows, so a test's own rows stay as it wrote them.
+    static func pastEvent(
+        _ api: CoreHarness
+    ) async throws -> (coach: CoreHarness.Person, club: Community, event: CalendarEvent) {
+        let coach = try await api.signIn("Coach")
+        let club = try await api.community(by: coach)
+        let event = try await api.createEvent(
+            in: club, by: coach, #"{"title":"Final","startsAt":"2020-06-01T18:00:00Z","capacity":20}"#)
+        return (coach, club, event)
+    }
+
     @Test func replicasFireEachRowOnceAndACrashedBatchIsFiredByAnother() async throws {
         try await CoreHarness.run { api in
-            let coach = try await api.signIn("Coach")
-            let club = try await api.community(by: coach)
-            let event = try await api.createEvent(
-                in: club, by: coach, #"{"title":"Final","startsAt":"2020-06-01T18:00:00Z","capacity":20}"#)
+            let (_, club, event) = try await Self.pastEvent(api)
             try await withTestDatabase { database in
                 // Planned an hour ahead, so no scheduler (another test's) takes them yet.
                 try await Self.dueRows(600, of: event.id, in: club.id, dueAgo: -3600, database: database)
@@ -130,10 +139,7 @@ import Testing
 
     @Test func aReplicaThatWasDownCatchesUpAndSaysHowLate() async throws {
         try await CoreHarness.run { api in
-            let coach = try await api.signIn("Coach")
-            let club = try await api.community(by: coach)
-            let event = try await api.createEvent(
-                in: club, by: coach, #"{"title":"Final","startsAt":"2020-06-01T18:00:00Z","capacity":20}"#)
+            let (coach, club, event) = try await Self.pastEvent(api)
             try await withTestDatabase { database in
                 try await Self.dueRows(3, of: event.id, in: club.id, dueAgo: 25 * 60, database: database)
                 _ = try await Self.fireAll(ReminderFiring(database: database, logger: TestEnvironment.logger))
@@ -173,10 +179,7 @@ import Testing
     /// 20 s (rows fell due 14-18 s late in the middle of the minute).
     @Test func aSchedulerThatCaughtUpWakesWhenTheNextRowFallsDue() async throws {
         try await CoreHarness.run { api in
-            let coach = try await api.signIn("Coach")
-            let club = try await api.community(by: coach)
-            let event = try await api.createEvent(
-                in: club, by: coach, #"{"title":"Final","startsAt":"2020-06-01T18:00:00Z","capacity":20}"#)
+            let (_, club, event) = try await Self.pastEvent(api)
             try await withTestDatabase { database in
                 try await Self.dueRows(1, of: event.id, in: club.id, dueAgo: -3, database: database)
                 var scheduler = ReminderScheduler(
