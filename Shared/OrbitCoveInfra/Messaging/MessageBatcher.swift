@@ -7,6 +7,13 @@ import Synchronization
 /// the same moment, in one transaction: the first delivery to arrive while none is being
 /// handled starts a transaction for itself; those arriving while it runs wait, and go together
 /// in the next one. There is no timer: a lone message goes at once.
+///
+/// Invariants: every submitted delivery is answered exactly once (applied, already seen, or the
+/// error that failed it); at most one drain runs per type (`running`, changed only under the
+/// same lock as the waiting list); a batch holds at most ``limit`` deliveries, and in practice
+/// at most the consumer's prefetch, since each waiting delivery holds one of its slots. The
+/// drain is a task of its own rather than the first delivery's, so that delivery is answered
+/// when its batch is done, not when the batches behind it are.
 package final class MessageBatcher: Sendable {
     typealias Apply =
         @Sendable (_ bodies: [[UInt8]], _ connection: PostgresConnection, _ logger: Logger) async throws
@@ -48,8 +55,6 @@ package final class MessageBatcher: Sendable {
                 state.running = true
                 return true
             }
-            // Its own task, so the delivery that started it is answered when its batch is done,
-            // not when the batches behind it are.
             if lead { Task { await self.drain() } }
         }
     }
@@ -67,15 +72,16 @@ package final class MessageBatcher: Sendable {
         }
     }
 
-    /// One transaction for `batch`; if it fails, one for each of its messages, so a message
-    /// that cannot be handled fails alone.
+    /// One transaction for `batch`; if it fails because of what a message holds, one for each
+    /// of its messages, so that message fails alone. A failure no message causes (the database
+    /// away, a timeout, a lock, a deadlock) fails them all at once, to be retried later: tried
+    /// one after another, each would wait as long again while the queue stood still.
     private func run(_ batch: [Waiting]) async {
         do {
             let applied = try await transaction(batch.map(\.job))
             for (waiting, applied) in zip(batch, applied) { waiting.continuation.resume(returning: applied) }
         } catch {
-            let away = (error as? APIError)?.status == .serviceUnavailable
-            guard batch.count > 1, !away else {
+            guard batch.count > 1, !Self.isPassing(error) else {
                 for waiting in batch { waiting.continuation.resume(throwing: error) }
                 return
             }
@@ -86,9 +92,22 @@ package final class MessageBatcher: Sendable {
         }
     }
 
+    /// A failure that is the moment's, not a message's: the database unreachable, or
+    /// PostgreSQL's connection (08), resource (53), operator (57: a statement timeout or a
+    /// shutdown), lock (55P03) and transaction-rollback (40: deadlock, serialization) classes.
+    static func isPassing(_ error: any Error) -> Bool {
+        if (error as? APIError)?.status == .serviceUnavailable { return true }
+        guard let code = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
+        return ["08", "53", "57", "40"].contains(String(code.prefix(2))) || code == "55P03"
+    }
+
     /// Records the messages in the inbox and hands those it did not have to the handler.
     private func transaction(_ jobs: [Job]) async throws -> [Bool] {
-        let logger = jobs[0].logger
+        // The batch's statements speak for all of its messages, not for the first one's id.
+        var logger = jobs[0].logger
+        logger[metadataKey: "messageId"] = nil
+        logger[metadataKey: "traceparent"] = nil
+        logger[metadataKey: "messages"] = .stringConvertible(jobs.count)
         var ids: [UUID] = []
         var types: [String] = []
         var listed = Set<UUID>()

@@ -51,11 +51,14 @@ package struct MessageHandlers: Sendable {
     /// members, an answer to every event): the deliveries of `type` handled at the same moment
     /// share one transaction, and `handle` gets all of them at once, so it can write them in a
     /// few statements rather than a transaction each. The inbox still records each message, and
-    /// a message already in it is not handed over again. If the shared transaction fails, each
-    /// of its messages is tried again alone, so one that can never succeed does not hold back
-    /// the others. Messages wait for no timer: what arrived while the previous transaction
-    /// ran is the next batch (at most ``MessageBatcher/limit``). A batched handler cannot keep
-    /// part of its work (``RetryRemainder``).
+    /// a message already in it is not handed over again. If the shared transaction fails
+    /// because of what a message holds, each of its messages is tried again alone, so one that
+    /// can never succeed does not hold back the others; a failure of the moment (the database
+    /// away, a timeout, a lock) fails them all, to be retried. Messages wait for no timer: what
+    /// arrived while the previous transaction ran is the next batch (at most the consumer's
+    /// prefetch, and ``MessageBatcher/limit``). A type's batches run one at a time, so a
+    /// handler that waits on something slow (a provider, a store) belongs on ``on(_:_:)``. A
+    /// batched handler cannot keep part of its work (``RetryRemainder``).
     package mutating func onBatch<Payload: MessagePayload>(
         _ type: Payload.Type,
         _ handle:

@@ -20,10 +20,11 @@ import Testing
         let other = try await api.community(by: dee)
         for person in [ada, ben, cy] { try await api.join(person, club, invitedBy: coach) }
         try await api.join(ada, other, invitedBy: dee)
-        let messages = (0..<5).map { _ in UUID() }
+        let messages = (0..<7).map { _ in UUID() }
+        let yesterday = Date(timeIntervalSinceNow: -86_400)
         let link = DeepLink(communityId: club.id)
         let written = [
-            HistoryWriter.Written(
+            HistoryWriter.MessageNotices(
                 notices: [
                     Notice(
                         audience: .members(of: club.id, except: [ben.id]), type: .communityUpdate, title: "everyone",
@@ -33,31 +34,45 @@ import Testing
                         audience: .admins(of: club.id, except: []), type: .memberLeft, title: "admins too", body: "",
                         link: link),
                 ], message: messages[0], occurredAt: Date()),
-            HistoryWriter.Written(
+            HistoryWriter.MessageNotices(
                 notices: [
                     // Dee is not a member of the club: named, but not told.
                     Notice(
                         audience: .users([cy.id, dee.id], of: club.id, except: []), type: .rsvpRequest, title: "named",
                         body: "", link: link)
                 ], message: messages[1], occurredAt: Date()),
-            HistoryWriter.Written(
+            HistoryWriter.MessageNotices(
                 notices: [
                     Notice(
                         audience: .members(of: other.id, except: []), type: .communityUpdate, title: "other club",
                         body: "", link: DeepLink(communityId: other.id))
                 ], message: messages[2], occurredAt: Date()),
-            HistoryWriter.Written(
+            HistoryWriter.MessageNotices(
                 notices: [
                     Notice(
                         audience: .person(ben.id, of: club.id), type: .memberRemoved, title: "you", body: "", link: link
                     )
                 ], message: messages[3], occurredAt: Date()),
-            HistoryWriter.Written(
+            HistoryWriter.MessageNotices(
                 notices: [
                     Notice(
                         audience: .admins(of: club.id, except: []), type: .memberLeft, title: "admins", body: "",
                         link: link)
                 ], message: messages[4], occurredAt: Date()),
+            // A change from before anyone joined: the members then are told, nobody joined since
+            // is (so here nobody); users named by the message are, whenever they joined.
+            HistoryWriter.MessageNotices(
+                notices: [
+                    Notice(
+                        audience: .members(of: other.id, except: []), type: .communityUpdate, title: "before",
+                        body: "", link: DeepLink(communityId: other.id))
+                ], message: messages[5], occurredAt: yesterday),
+            HistoryWriter.MessageNotices(
+                notices: [
+                    Notice(
+                        audience: .users([ada.id], of: other.id, except: []), type: .rsvpRequest,
+                        title: "named, before", body: "", link: DeepLink(communityId: other.id))
+                ], message: messages[6], occurredAt: yesterday),
         ]
         let rows: [String] = try await withTestDatabase { database in
             for _ in 0..<2 {
@@ -79,7 +94,7 @@ import Testing
         }
         let expected = [
             "admins: coach", "everyone: ada", "everyone: coach", "everyone: cy", "named: cy", "other club: ada",
-            "other club: dee", "you: ben",
+            "other club: dee", "you: ben", "named, before: ada",
         ]
         #expect(rows.sorted() == expected.sorted(), "\(rows)")
     }

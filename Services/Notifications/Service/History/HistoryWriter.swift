@@ -21,23 +21,16 @@ struct HistoryWriter: Sendable {
 
     /// A message's notices: `occurredAt` is when its change happened (whoever joined the
     /// community after it is not told of it).
-    struct Written: Sendable {
+    struct MessageNotices: Sendable {
         var notices: [Notice]
         var message: UUID
         var occurredAt: Date
     }
 
-    func write(
-        _ notices: [Notice], for message: UUID, occurredAt: Date, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        try await write(
-            [Written(notices: notices, message: message, occurredAt: occurredAt)], on: connection, logger: logger)
-    }
-
     /// Every notice of `messages` in one statement, then their pushes.
-    func write(_ messages: [Written], on connection: PostgresConnection, logger: Logger) async throws {
-        let rows = messages.flatMap { written in
-            written.notices.map { NoticeRow($0, message: written.message, occurredAt: written.occurredAt) }
+    func write(_ messages: [MessageNotices], on connection: PostgresConnection, logger: Logger) async throws {
+        let rows = messages.flatMap { message in
+            message.notices.map { NoticeRow($0, message: message.message, occurredAt: message.occurredAt) }
         }.enumerated().map { ordinal, row in
             var row = row
             row.ordinal = ordinal
@@ -68,9 +61,9 @@ struct HistoryWriter: Sendable {
             """
             WITH notice AS (
                 SELECT * FROM jsonb_to_recordset(\(notices)::jsonb) AS n(
-                    ordinal int, message uuid, "occurredAt" timestamptz, community uuid, users uuid[], "adminsOnly" boolean,
-                    "formerMembers" boolean, "except" uuid[], category text, series uuid, type text, title text,
-                    body text, data jsonb, "collapseId" text)
+                    ordinal int, message uuid, "occurredAt" timestamptz, community uuid, users uuid[],
+                    "adminsOnly" boolean, "formerMembers" boolean, "except" uuid[], category text, series uuid,
+                    type text, title text, body text, data jsonb, "collapseId" text)
             ), audience AS (
                 SELECT n.*, m.user_id, m.left_at, m.role, m.joined_at, m.notification_prefs
                 FROM notice n JOIN members m ON m.community_id = n.community AND m.user_id = ANY(n.users)

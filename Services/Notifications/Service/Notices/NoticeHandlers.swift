@@ -14,14 +14,14 @@ extension MessageHandlers {
     ) {
         onBatch(type) { envelopes, connection, logger in
             let lookup = Lookup(connection: connection, logger: logger)
-            var written: [HistoryWriter.Written] = []
+            var messages: [HistoryWriter.MessageNotices] = []
             for envelope in envelopes {
-                written.append(
-                    HistoryWriter.Written(
+                messages.append(
+                    HistoryWriter.MessageNotices(
                         notices: try await notices(envelope, lookup), message: envelope.id,
                         occurredAt: envelope.occurredAt))
             }
-            try await writer.write(written, on: connection, logger: logger)
+            try await writer.write(messages, on: connection, logger: logger)
         }
     }
 }

@@ -40,11 +40,12 @@ struct ReminderFiring: Sendable {
     /// A row whose event changed since it was planned waits this long for its new plan.
     static let staleDelay = 30
 
-    /// What one batch did: the rows it claimed, and when nothing was due, when the next row
-    /// falls due (nil: none is planned).
+    /// What one batch did: the rows it claimed, and when nothing was due, how long until the
+    /// next row falls due by PostgreSQL's clock, the one the claim compares with (nil: none
+    /// is planned).
     struct Batch: Sendable {
         var claimed: Int
-        var nextDue: Date? = nil
+        var nextDueIn: Duration? = nil
     }
 
     /// Fires one batch of what is due (PostgreSQL's clock). With nothing due, reads when the next
@@ -53,7 +54,7 @@ struct ReminderFiring: Sendable {
     func fireBatch(limit: Int? = nil) async throws -> Batch {
         try await database.transaction(scope: .system) { connection in
             let claimed = try await claim(limit: limit ?? batchSize, on: connection)
-            guard !claimed.isEmpty else { return Batch(claimed: 0, nextDue: try await nextDue(on: connection)) }
+            guard !claimed.isEmpty else { return Batch(claimed: 0, nextDueIn: try await nextDueIn(on: connection)) }
             let firedAt = Date()
             var fired: [Int: Fired] = [:]
             var stale: [Int] = []
@@ -131,12 +132,15 @@ struct ReminderFiring: Sendable {
         logger.error("reminders of an unknown kind were given up")
     }
 
-    /// When the next unfired row falls due, if any.
-    private func nextDue(on connection: PostgresConnection) async throws -> Date? {
-        for try await due in try await connection.query(
-            "SELECT min(due_at) FROM reminder_schedule WHERE fired_at IS NULL", logger: logger
-        ).decode(Date?.self) {
-            return due
+    /// How long until the next unfired row falls due (none yet: zero), if any.
+    private func nextDueIn(on connection: PostgresConnection) async throws -> Duration? {
+        for try await milliseconds in try await connection.query(
+            """
+            SELECT greatest(0, extract(epoch FROM min(due_at) - clock_timestamp()) * 1000)::bigint
+            FROM reminder_schedule WHERE fired_at IS NULL
+            """, logger: logger
+        ).decode(Int64?.self) {
+            return milliseconds.map { .milliseconds($0) }
         }
         return nil
     }

@@ -44,12 +44,12 @@ struct ReminderScheduler: Service {
     /// database error is tried a row at a time, so one row that cannot fire (given up as
     /// `failed`) does not hold back the others.
     func round() async throws -> Duration {
-        var next: Date?
+        var next: Duration?
         while true {
             do {
                 let batch = try await firing.fireBatch()
                 if batch.claimed == 0 {
-                    next = batch.nextDue
+                    next = batch.nextDueIn
                     break
                 }
             } catch let error as PSQLError where error.serverInfo != nil {
@@ -62,7 +62,6 @@ struct ReminderScheduler: Service {
             }
         }
         guard let next else { return longestSleep }
-        let seconds = max(0, min(next.timeIntervalSinceNow, 3_600))
-        return min(longestSleep, max(shortestSleep, .milliseconds(Int64(seconds * 1000))))
+        return min(longestSleep, max(shortestSleep, next))
     }
 }
