@@ -73,6 +73,53 @@ import Testing
         }
     }
 
+    /// Which failures of a batch are the moment's (all its messages retried later, together)
+    /// and which may be one message's (the batch split up), on PostgreSQL's own errors.
+    @Test func aBatchIsSplitOnlyForFailuresAMessageCanCause() async throws {
+        // A table of this test's own to hold a lock on, so no other test's consumer waits.
+        let table = "locked_\(UUID().uuidString.prefix(8).lowercased())"
+        try await Self.owner("CREATE TABLE \(table) (id int); GRANT SELECT ON \(table) TO orbitcove_app")
+        defer { Task { try? await Self.owner("DROP TABLE \(table)") } }
+        try await withTestDatabase { database in
+            func failure(_ sql: String, statementTimeout: String = "5s") async -> any Error {
+                do {
+                    try await database.transaction(scope: .system) { connection in
+                        try await connection.run(
+                            """
+                            SELECT set_config('lock_timeout', '100ms', true),
+                                   set_config('statement_timeout', \(statementTimeout), true)
+                            """, logger: TestEnvironment.logger)
+                        try await connection.run(PostgresQuery(unsafeSQL: sql), logger: TestEnvironment.logger)
+                    }
+                } catch { return error }
+                Issue.record("\(sql) did not fail")
+                return CancellationError()
+            }
+            // A statement timeout, and a lock not granted in time (another transaction holds it).
+            #expect(MessageBatcher.isPassing(await failure("SELECT pg_sleep(1)", statementTimeout: "50ms")))
+            let holder = Task {
+                try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                    try await owner.transaction(scope: .system) { connection in
+                        try await connection.run(
+                            "LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: TestEnvironment.logger)
+                        try await Task.sleep(for: .seconds(2))
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(MessageBatcher.isPassing(await failure("SELECT count(*) FROM \(table)")))
+            try await holder.value
+            // What a message's content causes: a value that does not parse, a broken constraint.
+            #expect(!MessageBatcher.isPassing(await failure("SELECT 'not a uuid'::uuid")))
+            #expect(
+                !MessageBatcher.isPassing(await failure("INSERT INTO inbox (consumer, message_id) VALUES (NULL, NULL)"))
+            )
+            #expect(
+                !MessageBatcher.isPassing(DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "x"))))
+            #expect(MessageBatcher.isPassing(Database.unavailable))
+        }
+    }
+
     /// Runs `sql` as the tables' owner (the services' role may not create tables).
     static func owner(_ sql: String) async throws {
         try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in

@@ -95,7 +95,7 @@ package final class MessageBatcher: Sendable {
     /// A failure that is the moment's, not a message's: the database unreachable, or
     /// PostgreSQL's connection (08), resource (53), operator (57: a statement timeout or a
     /// shutdown), lock (55P03) and transaction-rollback (40: deadlock, serialization) classes.
-    static func isPassing(_ error: any Error) -> Bool {
+    package static func isPassing(_ error: any Error) -> Bool {
         if (error as? APIError)?.status == .serviceUnavailable { return true }
         guard let code = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
         return ["08", "53", "57", "40"].contains(String(code.prefix(2))) || code == "55P03"
