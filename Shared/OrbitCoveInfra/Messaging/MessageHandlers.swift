@@ -3,7 +3,6 @@ import Logging
 import Metrics
 import OrbitCoveModels
 import PostgresNIO
-import Synchronization
 
 /// Routes deliveries to typed handlers and makes them idempotent: the message id goes into
 /// the inbox in the same transaction as the handler's writes, and a message already in the
@@ -70,6 +69,7 @@ package struct MessageHandlers: Sendable {
             }
             try await handle(envelopes, connection, logger)
         }
+        // `apply` is the plain path's; `handle` sends a batched type to its batcher instead.
         handlers[Payload.messageType] = Registered(
             version: Payload.messageVersion, prepare: nil,
             apply: { body, _, connection, logger in try await apply([body], connection, logger) },

@@ -178,8 +178,9 @@ package final class OutboxRelay: Service, Sendable {
     /// say nothing waits), and with them PostgreSQL read and sorted the whole backlog on every
     /// claim (400 ms a claim under the reminders benchmark's 100,000 messages). With bitmap
     /// scans, sorts and hash aggregation off for this one transaction, the waiting rows are
-    /// walked in `seq` order from the partial index and the walk stops at the batch's size, and
-    /// the rows in flight are read from their own index (migration 0047), already grouped.
+    /// walked in `seq` order from the partial index and the walk stops once the batch is full
+    /// (rows held back behind their community's row in flight are walked past), and the rows in
+    /// flight are read from their own index (migration 0047), already grouped.
     /// `OutboxClaimTests.aClaimReadsWhatItTakesNotTheBacklog` checks the plan in three states.
     package static var claimSettings: PostgresQuery {
         """
