@@ -38,24 +38,13 @@ package struct CommunityCache: Sendable {
         package init(role: MemberRole?) { self.role = role }
     }
 
-    /// A member of a cached page, with its position for the next page's cursor.
-    package struct CachedMember: Codable, Sendable {
-        package var member: CommunityMember
-        package var cursor: String
-
-        package init(member: CommunityMember, cursor: String) {
-            self.member = member
-            self.cursor = cursor
-        }
-    }
-
     /// What the cache holds for one community and user, read in one round trip.
     package struct Snapshot: Sendable {
         /// `nil` when the cache could not be read: then nothing read from the database is stored.
         package var generation: String?
         package var record: CommunityRecord?
         package var membership: CachedMembership?
-        package var membersPage: [CachedMember]?
+        package var membersPage: EncodedPage?
     }
 
     /// The generation, then the entries under it (community, membership, a members page).
@@ -65,7 +54,7 @@ package struct CommunityCache: Sendable {
         local generation = redis.call('GET', KEYS[1]) or '0'
         local base = ARGV[1] .. generation
         local page = false
-        if ARGV[3] ~= '' then page = redis.call('GET', base .. ':members:' .. ARGV[3]) end
+        if ARGV[3] ~= '' then page = redis.call('GET', base .. ':members-page:' .. ARGV[3]) end
         return {generation, redis.call('GET', base .. ':community'), redis.call('GET', base .. ':member:' .. ARGV[2]), page}
         """)
 
@@ -94,7 +83,7 @@ package struct CommunityCache: Sendable {
             return Snapshot(
                 generation: generation, record: decode(values[1], as: CommunityRecord.self),
                 membership: decode(values[2], as: CachedMembership.self),
-                membersPage: decode(values[3], as: [CachedMember].self))
+                membersPage: values[3].string.flatMap(EncodedPage.init(stored:)))
         } catch {
             logger.debug("cache read failed", metadata: ["error": .string("\(error)")])
             return Snapshot()
@@ -111,9 +100,11 @@ package struct CommunityCache: Sendable {
         await write(membership, to: Self.prefix(communityId) + generation + ":member:" + Self.id(userId))
     }
 
-    package func storeMembersPage(_ page: [CachedMember], _ communityId: UUID, limit: Int, generation: String?) async {
+    /// The first members page, as written for the response (``EncodedPage/stored``), kept under
+    /// the number of rows asked for (the page's size plus one).
+    package func storeMembersPage(_ page: EncodedPage, _ communityId: UUID, limit: Int, generation: String?) async {
         guard let generation else { return }
-        await write(page, to: Self.prefix(communityId) + generation + ":members:\(limit)")
+        await write(text: page.stored, to: Self.prefix(communityId) + generation + ":members-page:\(limit)")
     }
 
     /// Retires every entry of `communityId`. The generation outlives the entries (twice their
@@ -154,7 +145,14 @@ package struct CommunityCache: Sendable {
 
     private func write(_ value: some Encodable, to key: String) async {
         do {
-            let text = String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self)
+            await write(text: String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self), to: key)
+        } catch {
+            logger.debug("cache write failed", metadata: ["key": .string(key), "error": .string("\(error)")])
+        }
+    }
+
+    private func write(text: String, to key: String) async {
+        do {
             try await redis.set(key, text, expiresIn: ttlSeconds)
         } catch {
             logger.debug("cache write failed", metadata: ["key": .string(key), "error": .string("\(error)")])

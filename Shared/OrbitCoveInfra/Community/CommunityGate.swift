@@ -27,7 +27,7 @@ package struct CommunityGate: Sendable {
         /// The cache generation the caller's view was read under, for storing what it loads.
         package var generation: String?
         /// The first members page, when asked for and cached.
-        package var cachedMembers: [CommunityCache.CachedMember]?
+        package var cachedMembers: EncodedPage?
         package var community: Community { record.community(role: membership.role) }
         package var communityId: UUID { record.id }
 

@@ -201,15 +201,24 @@ extension Response {
         return Response(status: status, headers: fields, body: .init(byteBuffer: body))
     }
 
-    /// `{"data":…,"meta":…}`, keys in the encoder's (sorted) order.
-    package static func envelope(_ payload: RawJSON, meta: ResponseMeta) throws -> ByteBuffer {
+    /// `{"data":…,"meta":…}`, or with `pagination` `{"data":…,"meta":…,"pagination":…}`: keys in
+    /// the encoder's (sorted) order, the same bytes as it writes for ``DataEnvelope`` and
+    /// ``ListEnvelope``.
+    package static func envelope(
+        _ payload: RawJSON, meta: ResponseMeta, pagination: CursorPagination? = nil
+    ) throws -> ByteBuffer {
         let metaBytes = try JSONCoding.encoder.encodeBytes(meta)
+        let paginationBytes = try pagination.map(JSONCoding.encoder.encodeBytes) ?? []
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(payload.bytes.count + metaBytes.count + 20)
+        buffer.reserveCapacity(payload.bytes.count + metaBytes.count + paginationBytes.count + 36)
         buffer.writeStaticString(#"{"data":"#)
         buffer.writeBytes(payload.bytes)
         buffer.writeStaticString(#","meta":"#)
         buffer.writeBytes(metaBytes)
+        if pagination != nil {
+            buffer.writeStaticString(#","pagination":"#)
+            buffer.writeBytes(paginationBytes)
+        }
         buffer.writeStaticString("}")
         return buffer
     }

@@ -106,18 +106,57 @@ package struct PageRequest: Sendable {
     package var fetchLimit: Int { limit + 1 }
 }
 
+/// A page of a list with its items already written as JSON: what ``Response/page(_:requestId:)``
+/// answers with, and what a cache keeps, so a cached page goes out without its items being
+/// decoded and written again.
+package struct EncodedPage: Sendable {
+    /// The page's items, a JSON array.
+    package var items: RawJSON
+    package var pagination: CursorPagination
+
+    /// The page of up to ``PageRequest/fetchLimit`` rows, each with its position.
+    package init<Item: Encodable>(_ rows: [(Item, PageCursor)], of page: PageRequest) throws {
+        let items = rows.prefix(page.limit)
+        let hasMore = rows.count > page.limit
+        self.items = RawJSON(bytes: try JSONCoding.encoder.encodeBytes(items.map(\.0)))
+        self.pagination = CursorPagination(
+            nextCursor: hasMore ? items.last?.1.token : nil, hasMore: hasMore, limit: page.limit)
+    }
+
+    /// The page as a cache stores it: `<limit> <next cursor, or nothing>`, a newline, the items.
+    package var stored: String {
+        "\(pagination.limit) \(pagination.nextCursor ?? "")\n" + String(decoding: items.bytes, as: UTF8.self)
+    }
+
+    /// A page ``stored`` wrote, or `nil` for anything else (then the cache missed).
+    package init?(stored: String) {
+        let text = stored.utf8
+        guard let newline = text.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let header = text[..<newline].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard header.count == 2, let limit = Int(Substring(header[0])), (1...PageCursor.maxLimit).contains(limit)
+        else { return nil }
+        let cursor = String(Substring(header[1]))
+        let items = Array(text[text.index(after: newline)...])
+        guard items.first == UInt8(ascii: "["), items.last == UInt8(ascii: "]") else { return nil }
+        self.items = RawJSON(bytes: items)
+        self.pagination = CursorPagination(
+            nextCursor: cursor.isEmpty ? nil : cursor, hasMore: !cursor.isEmpty, limit: limit)
+    }
+}
+
 extension Response {
     /// A page from up to ``PageRequest/fetchLimit`` rows, each with its position.
     package static func page<Item: Encodable & Sendable>(
         _ rows: [(Item, PageCursor)], of page: PageRequest, requestId: String
     ) throws -> Response {
-        let items = rows.prefix(page.limit)
-        let hasMore = rows.count > page.limit
-        return try Response.json(
-            ListEnvelope(
-                data: items.map(\.0), meta: ResponseMeta(requestId: requestId),
-                pagination: CursorPagination(
-                    nextCursor: hasMore ? items.last?.1.token : nil, hasMore: hasMore, limit: page.limit)))
+        try Response.page(EncodedPage(rows, of: page), requestId: requestId)
+    }
+
+    /// A page whose items are already JSON, in the list envelope.
+    package static func page(_ page: EncodedPage, requestId: String) throws -> Response {
+        let body = try envelope(page.items, meta: ResponseMeta(requestId: requestId), pagination: page.pagination)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body))
     }
 }
 

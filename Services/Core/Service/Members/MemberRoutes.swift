@@ -13,17 +13,16 @@ struct MemberRoutes {
             let page = try PageRequest(request)
             // The first page is what every client opens with: it is cached with the community,
             // and the gate read it with the membership (``firstPageHint(_:_:)``).
-            if page.cursor == nil, let cached = granted.cachedMembers {
-                let rows = try cached.map { ($0.member, try PageCursor(token: $0.cursor)) }
-                return try Response.page(rows, of: page, requestId: context.requestId)
+            if page.cursor == nil, let cached = granted.cachedMembers, cached.pagination.limit == page.limit {
+                return try Response.page(cached, requestId: context.requestId)
             }
             let rows = try await store.members(of: granted.communityId, viewer: granted.userId, page: page)
+            let encoded = try EncodedPage(rows, of: page)
             if page.cursor == nil {
                 await cache.storeMembersPage(
-                    rows.map { .init(member: $0.0, cursor: $0.1.token) }, granted.communityId, limit: page.fetchLimit,
-                    generation: granted.generation)
+                    encoded, granted.communityId, limit: page.fetchLimit, generation: granted.generation)
             }
-            return try Response.page(rows, of: page, requestId: context.requestId)
+            return try Response.page(encoded, requestId: context.requestId)
         }
 
         community.patch("members/:userId") { request, context in

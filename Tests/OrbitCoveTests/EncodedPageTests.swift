@@ -1,0 +1,94 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+/// A list page is written once as JSON (``EncodedPage``) and that is what both the response and
+/// the cache carry: the envelope around it must be the encoder's own bytes, and a cached page
+/// must go out exactly as it was read from the database.
+@Suite struct EncodedPageTests {
+    @Test(arguments: 0..<40) func aPageIsTheEncodersListEnvelope(seed: Int) throws {
+        var random = SplitMix64(seed: UInt64(seed))
+        let limit = Int(random.next() % 5) + 1
+        let rows = (0..<Int(random.next() % UInt64(limit + 2))).map { _ in Self.member(&random) }
+        let encoded = try EncodedPage(rows, of: PageRequest(cursor: nil, limit: limit))
+        let items = Array(rows.prefix(limit))
+        let hasMore = rows.count > limit
+        let meta = ResponseMeta(timestamp: Date(timeIntervalSince1970: 1_800_000_000.5), requestId: "req-\(seed)")
+        let expected = ListEnvelope(
+            data: items.map(\.0), meta: meta,
+            pagination: CursorPagination(
+                nextCursor: hasMore ? items.last?.1.token : nil, hasMore: hasMore, limit: limit))
+        #expect(
+            Array(buffer: try Response.envelope(encoded.items, meta: meta, pagination: encoded.pagination))
+                == (try JSONCoding.encoder.encodeBytes(expected)))
+        let response = try Response.page(encoded, requestId: "req-\(seed)")
+        #expect(response.headers[.contentType] == "application/json; charset=utf-8")
+    }
+
+    @Test(arguments: 0..<20) func aStoredPageReadsBackAsItWasWritten(seed: Int) throws {
+        var random = SplitMix64(seed: UInt64(seed))
+        let limit = Int(random.next() % 3) + 1
+        let rows = (0..<Int(random.next() % 5)).map { _ in Self.member(&random) }
+        let page = try EncodedPage(rows, of: PageRequest(cursor: nil, limit: limit))
+        let read = try #require(EncodedPage(stored: page.stored))
+        #expect(read.items.bytes == page.items.bytes)
+        #expect(read.pagination.limit == page.pagination.limit)
+        #expect(read.pagination.nextCursor == page.pagination.nextCursor)
+        #expect(read.pagination.hasMore == page.pagination.hasMore)
+        #expect(page.pagination.hasMore == (rows.count > limit))
+    }
+
+    /// Whatever else a cache key holds (an older format, a cut-off value) is a miss, not a page.
+    @Test(arguments: [
+        "", "[]", "20 \n", "20 \n{}", "x \n[]", "0 \n[]", "101 \n[]", "20\n[]", "20 a b\n[]", "-1 \n[]",
+        #"[{"member":{},"cursor":"abc"}]"#,
+    ])
+    func anythingElseStoredIsAMiss(stored: String) {
+        #expect(EncodedPage(stored: stored) == nil)
+    }
+
+    static func member(_ random: inout SplitMix64) -> (CommunityMember, PageCursor) {
+        let joinedAt = Date(timeIntervalSince1970: Double(random.next() % 4_000_000_000) / 7)
+        let member = CommunityMember(
+            userId: UUID(), displayName: random.next() % 3 == 0 ? "Zoë \"Z\" \\ / \u{1}" : "Member \(random.next())",
+            avatarUrl: random.next() % 2 == 0 ? nil : "https://example.com/a/\(random.next()).jpg",
+            nickname: random.next() % 2 == 0 ? nil : "nick", role: random.next() % 2 == 0 ? .admin : .member,
+            isCreator: random.next() % 2 == 0, joinedAt: joinedAt)
+        return (member, PageCursor(createdAt: joinedAt, id: member.userId))
+    }
+}
+
+/// The byte-wise base64url beside the form it replaced (Foundation's base64 with the
+/// characters swapped as strings): the same text out, the same bytes (or refusal) back.
+@Suite struct Base64URLTests {
+    @Test func itWritesAndReadsWhatTheStringFormDid() {
+        var random = SplitMix64(seed: 20_261_129)
+        for length in 0..<300 {
+            let bytes = Data((0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+            let text = bytes.base64URLEncodedString()
+            #expect(text == Self.referenceEncoded(bytes))
+            #expect(Data(base64URLEncoded: text) == bytes)
+        }
+        // Arbitrary text, valid or not, from the alphabets of both forms and a few strangers.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= .é|\n")
+        for _ in 0..<3000 {
+            let text = String(
+                (0..<Int(random.next() % 24)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+            #expect(Data(base64URLEncoded: text) == Self.referenceDecoded(text), "\(text)")
+        }
+    }
+
+    static func referenceEncoded(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func referenceDecoded(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}
