@@ -1,0 +1,50 @@
+import Foundation
+import OrbitCoveInfra
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// A caller waits a bounded time for a pooled connection (`connectionWait`), then gets the
+/// `503` a client retries; the wait leaves the pool as it was, and once a connection is handed
+/// over the deadline no longer applies: a statement longer than the wait runs to its end.
+@Suite struct ConnectionWaitTests {
+    @Test func aCallerWaitsBoundedlyForTheOnlyConnectionAndThePoolRecovers() async throws {
+        let database = try Database(
+            url: TestEnvironment.databaseURL, maxConnections: 1, connectionWait: .milliseconds(300),
+            logger: TestEnvironment.logger)
+        try await withServices([database.service()]) {
+            // A statement longer than the wait, once leased, finishes.
+            let slept = try await database.systemQuery("SELECT 7 FROM pg_sleep(0.6)")
+            #expect(try slept.first?.decode(Int.self) == 7)
+
+            let holding = Flag()
+            let released = Flag()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await database.withConnection { connection in
+                        holding.set()
+                        _ = try await connection.query("SELECT pg_sleep(3)", logger: TestEnvironment.logger)
+                        released.set()
+                    }
+                }
+                while !holding.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                for _ in 0..<3 {
+                    await #expect(throws: APIError.self) { try await database.systemQuery("SELECT 1") }
+                }
+                // Each gave up long before the holder let go.
+                let heldThroughout = !released.isSet
+                #expect(heldThroughout)
+                try await group.waitForAll()
+            }
+            // The abandoned leases left nothing behind: the connection serves the next caller.
+            let after = try await database.systemQuery("SELECT 42")
+            #expect(try after.first?.decode(Int.self) == 42)
+        }
+    }
+}
+
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
+}
