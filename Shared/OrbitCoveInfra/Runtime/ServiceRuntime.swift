@@ -2,8 +2,6 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
-import NIOCore
-import NIOPosix
 import OrbitCoveModels
 import Prometheus
 import ServiceLifecycle
@@ -80,15 +78,6 @@ package struct ServiceRuntime: Sendable {
 extension ServiceRuntime {
     /// The whole of a service executable: configure the process, build, run until SIGTERM or
     /// SIGINT (exit 0), or log why it could not run and exit 1.
-    ///
-    /// First, Swift concurrency's tasks are set to run on NIO's event loops (the threads that
-    /// already do the sockets of HTTP, PostgreSQL and Redis) instead of a pool of their own: a
-    /// request no longer hops between the two pools at every `await` on I/O. Under the read
-    /// benchmark that hopping was a tenth of core's CPU (BENCHMARKS.md, "The hot read path").
-    /// It asks that nothing block a task: blocking C calls (librabbitmq, hiredis's subscriber,
-    /// libvips, files) already run on threads of their own (``BlockingPool``, the consumers' and
-    /// subscriber's threads). Done on the main thread, before any task starts, as NIO requires.
-    @MainActor
     package static func main<App: ApplicationProtocol>(
         name: String, defaultPort: Int, build: (ServiceRuntime) async throws -> App
     ) async -> Never {
@@ -99,7 +88,6 @@ extension ServiceRuntime {
             FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
             exit(1)
         }
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         let runtime = bootstrapProcess(settings: settings)
         do {
             try await build(runtime).runService()
