@@ -92,3 +92,35 @@ import Testing
         return Data(base64Encoded: base64)
     }
 }
+
+/// The cache's decoded texts: what a remembered text gives is what decoding it gives, each
+/// text its own value, nothing remembered for a text that is not a value, and never more
+/// than the capacity.
+@Suite struct DecodedTextsTests {
+    @Test func aRememberedTextIsWhatDecodingItGives() throws {
+        let texts = DecodedTexts<CommunityRecord>(capacity: 8)
+        var random = SplitMix64(seed: 7)
+        for round in 0..<40 {
+            let description = round % 3 == 0 ? "null" : "\"d\(round)\""
+            let deletedAt = round % 4 == 0 ? "\"2027-01-15T08:00:02.000Z\"" : "null"
+            let text = """
+                {"createdAt":"2027-01-15T08:00:00.000Z","createdBy":"\(UUID().lowercasedString)",\
+                "creatorIsAdmin":\(round % 2 == 0),"deletedAt":\(deletedAt),"description":\(description),\
+                "iconUrl":null,"id":"\(UUID().lowercasedString)","memberCount":\(random.next() % 90),\
+                "name":"Club \(random.next() % 5)","settings":\(String(decoding: try JSONCoding.encoder.encode(CommunitySettings.default), as: UTF8.self)),\
+                "subscriptionStatus":"active","updatedAt":"2027-01-15T08:00:01.000Z"}
+                """
+            let record = try JSONCoding.decoder.decode(CommunityRecord.self, from: Data(text.utf8))
+            #expect(texts.value(of: text) == record)
+            #expect(texts.value(of: text) == record)  // remembered
+            #expect(texts.count <= 8)
+        }
+        #expect(texts.value(of: #"{"id":"not a record"}"#) == nil)
+        #expect(texts.value(of: "") == nil)
+        let memberships = DecodedTexts<CommunityCache.CachedMembership>()
+        #expect(memberships.value(of: #"{"role":"admin"}"#) == .init(role: .admin))
+        #expect(memberships.value(of: #"{"role":"member"}"#) == .init(role: .member))
+        #expect(memberships.value(of: "{}") == .init(role: nil))
+        #expect(memberships.count == 3)
+    }
+}

@@ -23,6 +23,8 @@ package struct CommunityCache: Sendable {
     package let ttlSeconds: Int
     package let logger: Logger
     private let pending = PendingInvalidations()
+    private let records = DecodedTexts<CommunityRecord>()
+    private let memberships = DecodedTexts<CachedMembership>()
 
     package init(redis: RedisClient, ttlSeconds: Int, logger: Logger) {
         self.redis = redis
@@ -32,7 +34,7 @@ package struct CommunityCache: Sendable {
 
     /// A membership as cached: the role, or `nil` for "not a member" (cached too, so probing
     /// a community one does not belong to does not reach the database every time).
-    package struct CachedMembership: Codable {
+    package struct CachedMembership: Codable, Sendable, Equatable {
         package var role: MemberRole?
 
         package init(role: MemberRole?) { self.role = role }
@@ -81,8 +83,8 @@ package struct CommunityCache: Sendable {
                 return Snapshot()
             }
             return Snapshot(
-                generation: generation, record: decode(values[1], as: CommunityRecord.self),
-                membership: decode(values[2], as: CachedMembership.self),
+                generation: generation, record: values[1].string.flatMap(records.value(of:)),
+                membership: values[2].string.flatMap(memberships.value(of:)),
                 membersPage: values[3].string.flatMap(EncodedPage.init(stored:)))
         } catch {
             logger.debug("cache read failed", metadata: ["error": .string("\(error)")])
@@ -138,11 +140,6 @@ package struct CommunityCache: Sendable {
     package static func prefix(_ communityId: UUID) -> String { "core:community:\(id(communityId)):" }
     package static func generationKey(_ communityId: UUID) -> String { prefix(communityId) + "generation" }
 
-    private func decode<Value: Decodable>(_ reply: RedisReply, as type: Value.Type) -> Value? {
-        guard let text = reply.string else { return nil }
-        return try? JSONCoding.decoder.decode(type, from: Data(text.utf8))
-    }
-
     private func write(_ value: some Encodable, to key: String) async {
         do {
             await write(text: String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self), to: key)
@@ -158,6 +155,32 @@ package struct CommunityCache: Sendable {
             logger.debug("cache write failed", metadata: ["key": .string(key), "error": .string("\(error)")])
         }
     }
+}
+
+/// Values decoded from the cache's JSON, remembered by their exact text. A community's record
+/// is read from Redis on nearly every request and changes rarely, and decoding it with
+/// `JSONDecoder` each time was an eighth of core's CPU on cached reads (BENCHMARKS.md, "The hot
+/// read path"). The same text always decodes to the same value, so remembering it changes
+/// nothing but the cost; a changed community is stored as a new text. Bounded: when full, it
+/// starts afresh.
+package final class DecodedTexts<Value: Decodable & Sendable>: Sendable {
+    package let capacity: Int
+    private let values = Mutex<[String: Value]>([:])
+
+    package init(capacity: Int = 4096) { self.capacity = capacity }
+
+    /// The value `text` decodes to, or `nil` if it is not one (a miss, as before).
+    package func value(of text: String) -> Value? {
+        if let known = values.withLock({ $0[text] }) { return known }
+        guard let decoded = try? JSONCoding.decoder.decode(Value.self, from: Data(text.utf8)) else { return nil }
+        values.withLock { values in
+            if values.count >= capacity { values.removeAll(keepingCapacity: true) }
+            values[text] = decoded
+        }
+        return decoded
+    }
+
+    package var count: Int { values.withLock { $0.count } }
 }
 
 /// Communities whose invalidation has not reached Redis yet.
