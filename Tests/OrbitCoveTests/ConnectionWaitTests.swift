@@ -36,6 +36,31 @@ import Testing
                 #expect(heldThroughout)
                 try await group.waitForAll()
             }
+            // A caller that goes away while waiting stops waiting, and is not told "busy".
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let holding = Flag()
+                let released = Flag()
+                group.addTask {
+                    try await database.withConnection { connection in
+                        holding.set()
+                        _ = try await connection.query("SELECT pg_sleep(2)", logger: TestEnvironment.logger)
+                        released.set()
+                    }
+                }
+                while !holding.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                let waiting = Task { try await database.systemQuery("SELECT 1") }
+                try await Task.sleep(for: .milliseconds(100))
+                waiting.cancel()
+                let outcome = await waiting.result
+                let heldThroughout = !released.isSet
+                #expect(heldThroughout)
+                if case .failure(let error) = outcome {
+                    #expect(!(error is APIError), "a cancelled caller was told \(error)")
+                } else {
+                    Issue.record("a cancelled caller got a connection")
+                }
+                try await group.waitForAll()
+            }
             // The abandoned leases left nothing behind: the connection serves the next caller.
             let after = try await database.systemQuery("SELECT 42")
             #expect(try after.first?.decode(Int.self) == 42)

@@ -2,8 +2,8 @@ import Foundation
 
 /// Base64url without padding (RFC 4648 §5), as JWTs, JWKs and this API's opaque tokens
 /// (cursors, sync tokens, refresh tokens) write bytes: the one encoder and decoder of it here.
-/// Both work on the bytes: Foundation's string replacing went through `NSString` and was a
-/// tenth of core's time on cached pages (BENCHMARKS.md, "The hot read path").
+/// Both work on the bytes: Foundation's string replacing went through `NSString`, which showed
+/// in core's profiles wherever cursors were read (BENCHMARKS.md, "The hot read path").
 extension Data {
     /// Also accepts standard base64's `+` and `/`, and padding, as it always has.
     package init?(base64URLEncoded text: String) {
