@@ -209,8 +209,8 @@ package struct Database: Sendable {
                 }
                 // Cancellation of the caller reaches the child, as without this deadline: a
                 // lease still waited for ends, a transaction already under way finishes.
-                let deadline = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(connectionWait))
-                {
+                let loop = MultiThreadedEventLoopGroup.singleton.any()
+                let deadline = loop.scheduleTask(in: TimeAmount(connectionWait)) {
                     if lease.settle(.timedOut) { outcome.settle(.failure(ConnectionWaitExceeded())) }
                 }
                 defer { deadline.cancel() }
