@@ -15,7 +15,8 @@ import Testing
         try await withServices([database.service()]) {
             // The one connection opened first: on a busy machine opening it can take longer
             // than the wait, which is not what is measured here.
-            for _ in 0..<100 where (try? await database.systemQuery("SELECT 1")) == nil {
+            for _ in 0..<100 {
+                if (try? await database.systemQuery("SELECT 1")) != nil { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
             // A statement longer than the wait, once leased, finishes.
