@@ -14,12 +14,16 @@ import Testing
             let cleo = try await api.signIn("Cleo")
             let club = try await api.club(of: ada, with: [ben, cleo])
             let path = "/api/v1/communities/\(club.id)/members?limit=2"
-            let redis = try RedisClient(url: TestEnvironment.redisURL, connections: 1, logger: TestEnvironment.logger)
+            let redis = try RedisClient(
+                url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
+                logger: TestEnvironment.logger)
             try await withServices([redis]) {
                 let first = try await api.call(.get, path, as: ada)
                 #expect(first.status == .ok)
                 let generation = try await redis.get(CommunityCache.generationKey(club.id)) ?? "0"
-                let key = CommunityCache.prefix(club.id) + generation + ":members-page:3"
+                let key = CommunityCache.membersPageKey(club.id, generation: generation, limit: 3)
+                #expect(key.contains(":members-page:\(CommunityCache.membersPageFormat):"))
+                #expect(CommunityCache.membersPageFormat.count == 12)
                 let stored = try #require(try await redis.get(key), "the first page was not cached")
                 let cached = try #require(EncodedPage(stored: stored))
                 #expect(cached.pagination.limit == 2 && cached.pagination.hasMore)

@@ -42,7 +42,20 @@ import Testing
                 #expect(heldThroughout)
                 try await group.waitForAll()
             }
-            // A caller that goes away while waiting stops waiting, and is not told "busy".
+            // The abandoned leases left nothing behind: the connection serves the next caller.
+            let after = try await database.systemQuery("SELECT 42")
+            #expect(try after.first?.decode(Int.self) == 42)
+        }
+    }
+
+    /// A caller whose task is cancelled while it waits stops waiting at once, long before its
+    /// deadline, and hears `CancellationError`, not "busy": the breaker learns nothing from it.
+    @Test func aCancelledCallerStopsWaitingAtOnce() async throws {
+        let database = try Database(
+            url: TestEnvironment.databaseURL, maxConnections: 1, connectionWait: .seconds(60),
+            logger: TestEnvironment.logger)
+        try await withServices([database.service()]) {
+            _ = try await database.systemQuery("SELECT 1")
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let holding = Flag()
                 let released = Flag()
@@ -58,16 +71,15 @@ import Testing
                 try await Task.sleep(for: .milliseconds(100))
                 waiting.cancel()
                 let outcome = await waiting.result
+                // Ended while the connection was still held: not by getting it, nor by the deadline.
                 let heldThroughout = !released.isSet
                 #expect(heldThroughout)
-                if case .failure(let error) = outcome {
-                    #expect(!(error is APIError), "a cancelled caller was told \(error)")
-                } else {
-                    Issue.record("a cancelled caller got a connection")
+                switch outcome {
+                case .failure(let error): #expect(error is CancellationError, "a cancelled caller was told \(error)")
+                case .success: Issue.record("a cancelled caller got a connection")
                 }
                 try await group.waitForAll()
             }
-            // The abandoned leases left nothing behind: the connection serves the next caller.
             let after = try await database.systemQuery("SELECT 42")
             #expect(try after.first?.decode(Int.self) == 42)
         }

@@ -115,6 +115,20 @@ import Testing
             #expect(texts.value(of: text) == record)  // remembered
             #expect(texts.count <= 8)
         }
+        // The same community changed (one more member): its new text is its new record.
+        let id = UUID().lowercasedString
+        let settings = String(decoding: try JSONCoding.encoder.encode(CommunitySettings.default), as: UTF8.self)
+        var records: [CommunityRecord] = []
+        for count in [3, 4, 3] {
+            let text = """
+                {"createdAt":"2027-01-15T08:00:00.000Z","createdBy":"\(id)","creatorIsAdmin":true,\
+                "deletedAt":null,"description":null,"iconUrl":null,"id":"\(id)","memberCount":\(count),\
+                "name":"Club","settings":\(settings),"subscriptionStatus":"active",\
+                "updatedAt":"2027-01-15T08:00:01.000Z"}
+                """
+            records.append(try #require(texts.value(of: text)))
+        }
+        #expect(records.map(\.memberCount) == [3, 4, 3])
         #expect(texts.value(of: #"{"id":"not a record"}"#) == nil)
         #expect(texts.value(of: "") == nil)
         let memberships = DecodedTexts<CommunityCache.CachedMembership>()

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import OrbitCoveModels
@@ -56,7 +57,7 @@ package struct CommunityCache: Sendable {
         local generation = redis.call('GET', KEYS[1]) or '0'
         local base = ARGV[1] .. generation
         local page = false
-        if ARGV[3] ~= '' then page = redis.call('GET', base .. ':members-page:' .. ARGV[3]) end
+        if ARGV[3] ~= '' then page = redis.call('GET', base .. ARGV[3]) end
         return {generation, redis.call('GET', base .. ':community'), redis.call('GET', base .. ':member:' .. ARGV[2]), page}
         """)
 
@@ -78,7 +79,10 @@ package struct CommunityCache: Sendable {
         do {
             let reply = try await redis.evaluate(
                 Self.lookupScript, keys: [Self.generationKey(communityId)],
-                arguments: [Self.prefix(communityId), Self.id(userId), membersPageLimit.map(String.init) ?? ""])
+                arguments: [
+                    Self.prefix(communityId), Self.id(userId),
+                    membersPageLimit.map { Self.membersPageSuffix(limit: $0) } ?? "",
+                ])
             guard case .array(let values) = reply, values.count == 4, let generation = values[0].string else {
                 return Snapshot()
             }
@@ -106,8 +110,29 @@ package struct CommunityCache: Sendable {
     /// the number of rows asked for (the page's size plus one).
     package func storeMembersPage(_ page: EncodedPage, _ communityId: UUID, limit: Int, generation: String?) async {
         guard let generation else { return }
-        await write(text: page.stored, to: Self.prefix(communityId) + generation + ":members-page:\(limit)")
+        await write(text: page.stored, to: Self.membersPageKey(communityId, generation: generation, limit: limit))
     }
+
+    /// Where the first members page of `limit` rows is kept under `generation`.
+    package static func membersPageKey(_ communityId: UUID, generation: String, limit: Int) -> String {
+        prefix(communityId) + generation + membersPageSuffix(limit: limit)
+    }
+
+    static func membersPageSuffix(limit: Int) -> String { ":members-page:\(membersPageFormat):\(limit)" }
+
+    /// The shape of a cached members page: a digest of the fields a member is written with.
+    /// The page is kept as the JSON it was answered with, so after a deploy that changes
+    /// `CommunityMember`'s fields each version reads only the pages it wrote itself (old and
+    /// new replicas side by side included), never the other's shape.
+    package static let membersPageFormat: String = {
+        let sample = CommunityMember(
+            userId: UUID(), displayName: "", avatarUrl: "", nickname: "", role: .member, isCreator: false,
+            joinedAt: Date(timeIntervalSince1970: 0))
+        guard let bytes = try? JSONCoding.encoder.encodeBytes(sample),
+            case .object(let fields) = try? JSONCoding.decoder.decode(JSONValue.self, from: Data(bytes))
+        else { return "v" }
+        return String(SHA256.hexDigest(of: fields.keys.sorted().joined(separator: ",")).prefix(12))
+    }()
 
     /// Retires every entry of `communityId`. The generation outlives the entries (twice their
     /// lifetime), so it cannot fall back to a number whose entries still exist.
@@ -167,7 +192,9 @@ package final class DecodedTexts<Value: Decodable & Sendable>: Sendable {
     package let capacity: Int
     private let values = Mutex<[String: Value]>([:])
 
-    package init(capacity: Int = 4096) { self.capacity = capacity }
+    /// A record's text is a few kilobytes at most (a description of 2,000 characters): a
+    /// thousand, with their decoded copies, stay under 20 MB.
+    package init(capacity: Int = 1024) { self.capacity = capacity }
 
     /// The value `text` decodes to, or `nil` if it is not one (a miss, as before).
     package func value(of text: String) -> Value? {

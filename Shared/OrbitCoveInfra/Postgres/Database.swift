@@ -149,6 +149,10 @@ package struct Database: Sendable {
 
     /// Records the outcome with the breaker, and turns losing the database into a 503.
     private func settle(_ error: any Error) async -> any Error {
+        if error is CancellationError {
+            breaker.abandoned()  // The caller went away: nothing was learnt about the database.
+            return error
+        }
         guard Self.meansUnreachable(error) else {
             breaker.succeeded()  // The database answered; the statement or the caller failed.
             return error
@@ -183,9 +187,11 @@ package struct Database: Sendable {
 
     /// Runs `body` on a pooled connection, giving up if none is handed over within
     /// `connectionWait`. The lease is waited for in a child task; the caller waits for the first
-    /// of its outcome and a timer on an event loop, then cancels the child if the timer won
-    /// (the pool honours cancellation of a waiting lease). Every statement passes here: the
-    /// timer replaced a second task sleeping, whose dispatch timer showed in core's profiles.
+    /// of its outcome and a timer on an event loop, and on a failure cancels the child, which
+    /// ends a wait for a lease still under way (the pool honours its cancellation). Every
+    /// statement passes here: the timer replaced a second task sleeping, whose dispatch timer
+    /// showed in core's profiles. A caller whose task is cancelled before it had a connection
+    /// gets `CancellationError`, whichever way the wait ended.
     private func withBoundedWait<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
@@ -220,7 +226,7 @@ package struct Database: Sendable {
                 case .failure(let error):
                     // The group waits for the child on the way out: stop its wait for a lease.
                     group.cancelAll()
-                    if error is ConnectionWaitExceeded, Task.isCancelled { throw CancellationError() }
+                    if Task.isCancelled, !lease.wasLeased { throw CancellationError() }
                     throw error
                 }
             }
@@ -329,6 +335,8 @@ private final class LeaseState: Sendable {
     func settle(_ outcome: Outcome) -> Bool {
         value.compareExchange(expected: 0, desired: outcome.rawValue, ordering: .acquiringAndReleasing).exchanged
     }
+
+    var wasLeased: Bool { value.load(ordering: .acquiring) == Outcome.leased.rawValue }
 }
 
 /// The first of a lease's outcomes (the work's result or error, or the deadline passing),

@@ -48,8 +48,8 @@ package final class CircuitBreaker: Sendable {
         }
     }
 
-    /// Whether a call may go ahead now. A `true` must be followed by ``succeeded()`` or
-    /// ``failed()``, so a half-open probe is always settled.
+    /// Whether a call may go ahead now. A `true` must be followed by ``succeeded()``,
+    /// ``failed()`` or ``abandoned()``, so a half-open probe is always settled.
     package func allowsCall() -> Bool {
         inner.withLock { inner in
             guard let until = inner.openUntil else { return true }
@@ -70,6 +70,13 @@ package final class CircuitBreaker: Sendable {
             openGauge.record(0)
             logger.notice("dependency answers again; circuit closed", metadata: ["dependency": .string(name)])
         }
+    }
+
+    /// The call ended without learning anything (its caller was cancelled before the
+    /// dependency answered): a half-open probe makes way for the next call, and the breaker
+    /// stays as it was.
+    package func abandoned() {
+        inner.withLock { $0.probingSince = nil }
     }
 
     package func failed() {
