@@ -172,9 +172,11 @@ struct StreamSession {
         // batch starts nowhere: up to where it ends). One read covers every shard's gap.
         let joinMayBeMissed = afterGap && checked?.includes(previous ?? next) != true
         if !fromLog.isEmpty || joinMayBeMissed { try await catchUp(fromLog, joins: joinsNamed, write: write) }
-        // A count is state, not a change: a hint lost with a Redis publication is made good by
-        // the next one, or by the count every stream starts with.
-        if unreadChanged { self.unreadChanged() }
+        // A count is state, not a change: a hint lost with a Redis publication (a subscription
+        // cut, Redis away) is made good by a fresh count when the gap shows, on the user's
+        // shard, where the hints travel.
+        let hintMayBeMissed = afterGap && batch.shard == StreamBatch.shard(of: connection.userId)
+        if unreadChanged || hintMayBeMissed { self.unreadChanged() }
     }
 
     /// Reads `communities` from the log: for those followed, what changed since their
