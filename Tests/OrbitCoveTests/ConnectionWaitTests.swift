@@ -23,25 +23,13 @@ import Testing
             let slept = try await database.systemQuery("SELECT 7 FROM pg_sleep(0.6)")
             #expect(try slept.first?.decode(Int.self) == 7)
 
-            let holding = Flag()
-            let released = Flag()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    try await database.withConnection { connection in
-                        holding.set()
-                        _ = try await connection.query("SELECT pg_sleep(3)", logger: TestEnvironment.logger)
-                        released.set()
-                    }
-                }
-                while !holding.isSet { try await Task.sleep(for: .milliseconds(10)) }
+            let heldThroughout = try await Self.whileHeld(database, seconds: 3) {
                 for _ in 0..<3 {
                     await #expect(throws: APIError.self) { try await database.systemQuery("SELECT 1") }
                 }
-                // Each gave up long before the holder let go.
-                let heldThroughout = !released.isSet
-                #expect(heldThroughout)
-                try await group.waitForAll()
             }
+            // Each gave up long before the holder let go.
+            #expect(heldThroughout)
             // The abandoned leases left nothing behind: the connection serves the next caller.
             let after = try await database.systemQuery("SELECT 42")
             #expect(try after.first?.decode(Int.self) == 42)
@@ -56,32 +44,46 @@ import Testing
             logger: TestEnvironment.logger)
         try await withServices([database.service()]) {
             _ = try await database.systemQuery("SELECT 1")
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                let holding = Flag()
-                let released = Flag()
-                group.addTask {
-                    try await database.withConnection { connection in
-                        holding.set()
-                        _ = try await connection.query("SELECT pg_sleep(2)", logger: TestEnvironment.logger)
-                        released.set()
-                    }
-                }
-                while !holding.isSet { try await Task.sleep(for: .milliseconds(10)) }
+            var outcome: Result<[PostgresRow], any Error>?
+            let heldThroughout = try await Self.whileHeld(database, seconds: 2) {
                 let waiting = Task { try await database.systemQuery("SELECT 1") }
                 try await Task.sleep(for: .milliseconds(100))
                 waiting.cancel()
-                let outcome = await waiting.result
-                // Ended while the connection was still held: not by getting it, nor by the deadline.
-                let heldThroughout = !released.isSet
-                #expect(heldThroughout)
-                switch outcome {
-                case .failure(let error): #expect(error is CancellationError, "a cancelled caller was told \(error)")
-                case .success: Issue.record("a cancelled caller got a connection")
-                }
-                try await group.waitForAll()
+                outcome = await waiting.result
+            }
+            // Ended while the connection was still held: not by getting it, nor by the deadline.
+            #expect(heldThroughout)
+            switch outcome {
+            case .failure(let error): #expect(error is CancellationError, "a cancelled caller was told \(error)")
+            case .success, nil: Issue.record("a cancelled caller got a connection")
             }
             let after = try await database.systemQuery("SELECT 42")
             #expect(try after.first?.decode(Int.self) == 42)
+        }
+    }
+}
+
+extension ConnectionWaitTests {
+    /// Runs `body` while another task holds `database`'s only connection for `seconds`;
+    /// whether it still held it when `body` ended.
+    static func whileHeld(
+        _ database: Database, seconds: Int, _ body: () async throws -> Void
+    ) async throws -> Bool {
+        let holding = Flag()
+        let released = Flag()
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await database.withConnection { connection in
+                    holding.set()
+                    _ = try await connection.query("SELECT pg_sleep(\(seconds))", logger: TestEnvironment.logger)
+                    released.set()
+                }
+            }
+            while !holding.isSet { try await Task.sleep(for: .milliseconds(10)) }
+            try await body()
+            let heldThroughout = !released.isSet
+            try await group.waitForAll()
+            return heldThroughout
         }
     }
 }
