@@ -538,4 +538,81 @@ import Testing
             #expect(try await api.call(.get, path, as: ada).errorCode == "DUES_NOT_FOUND")
         }
     }
+
+    /// Where the API's rule and the second wall's must agree (both found by a review: each
+    /// answered 500 when the database refused what the API had let through).
+    @Test func aSecondAdminMayWaiveAgainAndARecorderNoLongerAdminHearsForbidden() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben, cy) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben"),
+                try await api.signIn("Cy")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben, cy])
+            let members = "\(club.id)/members"
+            let promoted = try await api.call(
+                .patch, "/api/v1/communities/\(members)/\(ada.id)", as: coach, json: #"{"role":"admin"}"#)
+            #expect(promoted.status == .ok)
+
+            // Coach waives Ben's dues; Ada, another admin, waives them again with her reason.
+            let dues = try await api.call(
+                .post, Self.path(club, "dues"), as: coach,
+                json:
+                    #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"2099-01-31","memberIds":["\#(ben.id)"]}"#
+            ).data(Dues.self)
+            let waivers = Self.path(club, "dues/\(dues.id)/waivers")
+            let first = try await api.call(
+                .post, waivers, as: coach, json: #"{"userId":"\#(ben.id)","reason":"hardship"}"#)
+            #expect(first.status == .ok || first.status == .created)
+            func logged() async throws -> Int {
+                try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                    var count = 0
+                    for try await value in try await owner.client.query(
+                        "SELECT count(*)::int FROM change_log WHERE entity_id = \(dues.id)",
+                        logger: TestEnvironment.logger
+                    ).decode(Int.self) {
+                        count = value
+                    }
+                    return count
+                }
+            }
+            let before = try await logged()
+            let again = try await api.call(
+                .post, waivers, as: ada, json: #"{"userId":"\#(ben.id)","reason":"injured"}"#)
+            // The new reason reaches sync: the dues are logged as changed.
+            #expect(try await logged() > before)
+            #expect(again.status == first.status, "\(again.status) \(again.errorCode ?? "")")
+            #expect(try again.data(DuesMemberStatus.self).status == .waived)
+            let waiver = try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                var found: [(UUID, String?)] = []
+                for try await row in try await owner.client.query(
+                    "SELECT waived_by, reason FROM dues_waivers WHERE dues_id = \(dues.id)",
+                    logger: TestEnvironment.logger
+                ).decode((UUID, String?).self) {
+                    found.append(row)
+                }
+                return found
+            }
+            #expect(waiver.count == 1 && waiver.first?.0 == ada.id && waiver.first?.1 == "injured")
+
+            // Ada, an admin, records that Ben paid Cy; demoted, she may no longer change or remove
+            // a payment between two others: 403, as recording it would be.
+            let paid = try await api.call(
+                .post, Self.path(club, "settlements"), as: ada,
+                json: #"{"from":"\#(ben.id)","to":"\#(cy.id)","amount":700,"currency":"EUR","method":"cash"}"#)
+            #expect(paid.status == .created)
+            let settlement = try paid.data(LedgerTransaction.self)
+            let demoted = try await api.call(
+                .patch, "/api/v1/communities/\(members)/\(ada.id)", as: coach, json: #"{"role":"member"}"#)
+            #expect(demoted.status == .ok)
+            let transaction = Self.path(club, "transactions/\(settlement.id)")
+            let edit = try await api.call(.patch, transaction, as: ada, json: #"{"totalAmount":800}"#)
+            #expect(edit.status == .forbidden, "\(edit.status) \(edit.errorCode ?? "")")
+            let delete = try await api.call(.delete, transaction, as: ada)
+            #expect(delete.status == .forbidden, "\(delete.status) \(delete.errorCode ?? "")")
+            // An admin still may.
+            let fixed = try await api.call(.patch, transaction, as: coach, json: #"{"totalAmount":800}"#)
+            #expect(try fixed.data(LedgerTransaction.self).totalAmount == 800)
+            #expect(try await api.call(.delete, transaction, as: coach).status == .noContent)
+        }
+    }
 }

@@ -146,6 +146,8 @@ struct DuesWriter: Sendable {
         }
     }
 
+    /// Waives a member's period; waiving it again (another admin, a new reason) makes it that
+    /// admin's waiver, as the second wall only lets an admin write a waiver in their own name.
     func waive(
         _ duesId: UUID, user: UUID, period: String?, reason: String?, in granted: CommunityGate.Granted,
         request: RequestFacts
@@ -156,7 +158,8 @@ struct DuesWriter: Sendable {
                 """
                 INSERT INTO dues_waivers (dues_id, user_id, period, waived_by, reason)
                 VALUES (\(duesId), \(user), \(standing.period)::date, \(granted.userId), \(reason))
-                ON CONFLICT (dues_id, period, user_id) DO UPDATE SET reason = excluded.reason
+                ON CONFLICT (dues_id, period, user_id) DO UPDATE
+                    SET reason = excluded.reason, waived_by = excluded.waived_by, waived_at = excluded.waived_at
                 RETURNING 1
                 """, logger: logger)
             return (.waived, touched)

@@ -69,6 +69,16 @@ struct LedgerWriter: Sendable {
         }
     }
 
+    /// A settlement is recorded, changed and removed by one of its two parties or an admin, as
+    /// the second wall has it (migration 0037): the member who recorded it as an admin and has
+    /// since been demoted no longer may.
+    static func requireParty(to parties: (from: UUID, to: UUID?), in granted: CommunityGate.Granted) throws(APIError) {
+        let actor = granted.userId
+        guard actor == parties.from || actor == parties.to || granted.membership.role == .admin else {
+            throw APIError.forbidden
+        }
+    }
+
     /// `from` paid `to`: recorded by either of them or an admin.
     func createSettlement(
         _ input: LedgerInput, in granted: CommunityGate.Granted, request: RequestFacts
@@ -79,7 +89,7 @@ struct LedgerWriter: Sendable {
         guard let from = input.paidBy, let to = input.paidTo, let amount = input.totalAmount,
             let currency = input.currency, let method = input.method
         else { throw APIError.internalError }
-        guard actor == from || actor == to || granted.membership.role == .admin else { throw APIError.forbidden }
+        try Self.requireParty(to: (from, to), in: granted)
         return try await Self.withinLimits {
             try await writes.change(in: community.id, by: actor, request: request) { change, connection in
                 try await Self.lockLedger(community.id, on: connection, logger: logger)
@@ -126,6 +136,9 @@ struct LedgerWriter: Sendable {
                 let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
                 try granted.require(
                     .editTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
+                if current.type == .settlement {
+                    try Self.requireParty(to: (current.paidBy, current.paidTo), in: granted)
+                }
                 try input.check(type: current.type)
                 let total = input.totalAmount ?? current.totalAmount
                 var splits = current.splits
@@ -203,6 +216,9 @@ struct LedgerWriter: Sendable {
                 let current = try await Self.current(id, in: community.id, on: connection, logger: logger)
                 try granted.require(
                     .deleteTransaction, on: OwnedContent(createdBy: current.createdBy, createdAt: current.createdAt))
+                if current.type == .settlement {
+                    try Self.requireParty(to: (current.paidBy, current.paidTo), in: granted)
+                }
                 let removed = try await connection.changedRows(
                     """
                     UPDATE transactions SET deleted_at = NOW(), revision = revision + 1, updated_at = NOW()
