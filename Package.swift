@@ -170,6 +170,17 @@ let package = Package(
                 path: "Benchmarks/MessagingBenchmark",
                 swiftSettings: strict
             ),
+            // A pgbench script's statements through PostgresNIO: the driver's share of a read, printed
+            // beside pgbench by scripts/bench/core-read.sh and calendar.sh.
+            .executableTarget(
+                name: "orbitcove-sql-bench",
+                dependencies: [
+                    "OrbitCoveInfra", logging, postgres,
+                    .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                ],
+                path: "Benchmarks/SQLBenchmark",
+                swiftSettings: strict
+            ),
             // JSONCoding.encoder beside JSONEncoder on realistic responses; scripts/bench/json.sh runs it.
             .executableTarget(
                 name: "orbitcove-json-bench",

@@ -17,6 +17,10 @@
 #            on every run as the service's PostgresNIO runs them (pgbench -M extended; with
 #            -M prepared PostgreSQL soon switches the answers' join to a generic plan that is
 #            six times slower, which the service never uses);
+#   postgresnio: pgbench's script through PostgresNIO, the driver core uses (orbitcove-sql-bench,
+#            -M extended as well, one held connection per client, every row read): the most a
+#            service on this driver could reach, so "window / pgbench" splits into the driver's
+#            share and the service's;
 #   window-core: the same read straight to core on 127.0.0.1:8082, to show what the gateway
 #            and the megabyte it relays cost;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
@@ -123,10 +127,14 @@ for round in $(seq "$ROUNDS"); do
         -D to="$TO" -D reach="$REACH" -D ids="$IDS" -f "$work/window.sql" orbitcove 2>/dev/null \
         | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }' | tee -a "$results"
+    "$(swift build -c release --show-bin-path)/orbitcove-sql-bench" --script "$work/window.sql" \
+        --set user_id="$USER_ID" --set community="$COMMUNITY" --set to="$TO" --set reach="$REACH" --set ids="$IDS" \
+        --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio | tee -a "$results"
     wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/feed.lua" http://127.0.0.1:8080 \
         | grep '^client=' | tee -a "$results"
 done
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio
 
 # Full feed builds, one at a time (no If-None-Match): what a calendar app's first fetch costs.
 for _ in $(seq "$FEED_BUILDS"); do

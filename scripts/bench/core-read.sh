@@ -18,13 +18,19 @@
 #             answers at once, the most any service behind the gateway could reach;
 #   uncached: wrk straight to a second core on 127.0.0.1:8092 with the cache off
 #             (ORBITCOVE_CORE_CACHE_SECONDS=0): the same two requests, each from PostgreSQL;
-#   pgbench:  the uncached reads' reference: the SQL those two requests run, as the services'
-#             role entering as the member (app_enter_as_user, as Database.transaction(userId:)
-#             does; RLS on), -M prepared; one pgbench transaction is the two requests, so its
-#             rate counts twice. pgbench-extended: the same, planned every time (-M extended);
-#   pgbench-bypass: the same SELECTs as the schema owner, which row-level security does not
-#             apply to, with app.current_user_id set alone (no wall work at all): the summary's
-#             "pgbench-bypass / pgbench" is what the second wall costs (goal: at most 1.5).
+#   pgbench:  the uncached reads' reference: the statements core runs for those two requests
+#             (scripts/bench/core-reads-service.sql: each gate's one-statement read, then the
+#             members page in a transaction entered as the member, RLS on), -M prepared as core
+#             prepares them; one pgbench transaction is the two requests, so its rate counts
+#             twice. pgbench-extended: the same, planned every time (-M extended);
+#   postgresnio-prepared, postgresnio-extended: the same script through PostgresNIO, the
+#             driver core uses (orbitcove-sql-bench: one held connection per client, every row
+#             read), so "uncached / pgbench" splits into what the driver reaches and what the
+#             service adds on top;
+#   pgbench-bypass: the same statements as the schema owner, which row-level security does
+#             not apply to, with app.current_user_id set alone (no wall work at all): the
+#             summary's "pgbench-bypass / pgbench" is what the second wall costs (goal: at most
+#             1.5).
 # Goals: http at least 0.75 of static (proxied printed beside it); uncached at least 0.75 of
 # pgbench.
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
@@ -125,9 +131,11 @@ EOF
 for client in warm http static proxied uncached; do sed "s/CLIENT/$client/" "$work/requests.lua.in" >"$work/$client.lua"; done
 # The reads, and the same reads where nothing resolves the caller's communities: what they
 # cost without the wall.
-cp scripts/bench/core-reads.sql "$work/reads.sql"
-sed "s/SELECT app_enter_as_user(:user_id);/SELECT set_config('app.current_user_id', :user_id, true);/" \
+cp scripts/bench/core-reads-service.sql "$work/reads.sql"
+sed "s/SELECT app_enter_as_user(:user_id), /SELECT set_config('app.current_user_id', :user_id, true), /" \
     "$work/reads.sql" >"$work/reads-bypass.sql"
+grep -q "set_config('app.current_user_id'" "$work/reads-bypass.sql" || { echo "no entry to bypass" >&2; exit 1; }
+SQL_BENCH="$(swift build -c release --show-bin-path)/orbitcove-sql-bench"
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
     "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run, $MEMBERS members;" \
@@ -136,10 +144,16 @@ results="$work/results"
 # pgbench_reads CLIENT ROLE SCRIPT MODE: one pgbench run of SCRIPT as ROLE (its password is its name).
 pgbench_reads() {
     PGPASSWORD=$2 "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U "$2" -M "$4" \
-        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
+        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" -D limit=21 \
         -f "$3" orbitcove 2>/dev/null \
         | awk -v client="$1" '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps * 2, failed }' | tee -a "$results"
+}
+# driver_reads MODE: the services' statements through PostgresNIO in MODE (prepared, extended).
+driver_reads() {
+    "$SQL_BENCH" --script "$work/reads.sql" --set user_id="$USER_ID" --set community="$COMMUNITY" --set limit=21 \
+        --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --requests-per-transaction 2 --mode "$1" \
+        --label "postgresnio-$1" | tee -a "$results"
 }
 # http_reads CLIENT URL: one wrk run of the two requests.
 http_reads() {
@@ -155,9 +169,12 @@ for round in $(seq "$ROUNDS"); do
     http_reads uncached http://127.0.0.1:8092
     pgbench_reads pgbench orbitcove_app "$work/reads.sql" prepared
     pgbench_reads pgbench-extended orbitcove_app "$work/reads.sql" extended
+    driver_reads prepared
+    driver_reads extended
     pgbench_reads pgbench-bypass orbitcove_owner "$work/reads-bypass.sql" prepared
 done
 
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference static
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference proxied
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio-prepared
