@@ -156,6 +156,23 @@ def gateway_upstream_for_paths(paths, problems):
             body = error.read().decode(errors="replace")
             if error.code != 400 or '"code":"BAD_REQUEST"' not in body:
                 problems.add(f"{climbing}: the gateway answered {error.code} {body[:80]!r}, not the 400 envelope")
+        # As is what it refuses before routing: a URI or headers past its buffers (a hostile
+        # probe got nginx's HTML pages).
+        for what, request, status, code in [
+            ("a 30 KB URI", urllib.request.Request(f"http://127.0.0.1:{gateway_port}/api/v1/me?" + "a" * 30_000),
+             414, "URI_TOO_LONG"),
+            ("a 40 KB header", urllib.request.Request(f"http://127.0.0.1:{gateway_port}/api/v1/me",
+                                                      headers={"X-Big": "b" * 40_000}), 431, "HEADERS_TOO_LARGE"),
+        ]:
+            try:
+                urllib.request.urlopen(request, timeout=5)
+                problems.add(f"{what}: the gateway let it through")
+            except urllib.error.HTTPError as error:
+                body = error.read().decode(errors="replace")
+                kind = error.headers.get("Content-Type", "")
+                if error.code != status or f'"code":"{code}"' not in body or kind != "application/json":
+                    problems.add(f"{what}: the gateway answered {error.code} {kind} {body[:80]!r}, "
+                                 f"not the {status} envelope")
         return reached
     finally:
         process.send_signal(signal.SIGQUIT)

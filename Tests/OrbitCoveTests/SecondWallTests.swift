@@ -140,6 +140,66 @@ import Testing
         }
     }
 
+    /// What a user writes beside their changes (a message for the notifications service, an
+    /// audit entry) is for their own communities, and the answer counts are the trigger's alone
+    /// (three gaps a hostile probe found: Eve forged an announcement to Ada's club, an entry in
+    /// its audit log, and its event's counts).
+    @Test func messagesAuditAndCountsAreWrittenOnlyForOnesOwnCommunities() async throws {
+        try await CoreHarness.run { api in
+            let (ada, eve) = (try await api.signIn("Ada"), try await api.signIn("Eve"))
+            let (tigers, eves) = (try await api.community(by: ada), try await api.community(by: eve))
+            try await withTestDatabase { db in
+                func message(_ community: UUID) -> PostgresQuery {
+                    """
+                    INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, actor_id, data)
+                    VALUES (gen_random_uuid(), 'notifications', 'post.created', 1, NOW(), \(community), \(eve.id), '{}')
+                    """
+                }
+                #expect(await Self.run(message(tigers.id), as: eve.id, in: db) == .refused)
+                #expect(await Self.run(message(eves.id), as: eve.id, in: db) == .rows(0))
+                func audit(_ community: UUID) -> PostgresQuery {
+                    "INSERT INTO audit_log (user_id, community_id, action) VALUES (\(eve.id), \(community), 'member.removed')"
+                }
+                #expect(await Self.run(audit(tigers.id), as: eve.id, in: db) == .refused)
+                #expect(await Self.run(audit(eves.id), as: eve.id, in: db) == .rows(0))
+                let counts: PostgresQuery = "SELECT count_answer_delta(gen_random_uuid(), NULL, 1000, 1000, 7, 3, 0)"
+                #expect(await Self.run(counts, as: eve.id, in: db) == .refused)
+                let recount: PostgresQuery = "SELECT count_instance_answers(gen_random_uuid(), NULL)"
+                #expect(await Self.run(recount, as: eve.id, in: db) == .refused)
+            }
+        }
+    }
+
+    /// A `SECURITY DEFINER` function runs past the policies, so the services' role may call only
+    /// those meant for it, each applying its rule to the ids it is given. `CREATE FUNCTION`
+    /// grants every role, and two trigger helpers were callable by anyone until migration 0053:
+    /// a new one fails here until it is revoked from `PUBLIC` or added below on purpose.
+    @Test func theServicesMayCallOnlyTheSecurityDefinerFunctionsMeantForThem() async throws {
+        let meant: Set<String> = [
+            "app_cache_communities", "app_community_standing", "app_content_author", "app_created_communities",
+            "app_dependant_name", "app_enter_as_user", "app_fellow_users", "app_idempotency_applied",
+            "app_is_current_icon", "app_own_series", "app_read_communities", "app_register_device",
+            "calendar_move_answers", "calendar_placed_changes", "feed_search_config", "feed_search_hits",
+            "outbox_backlog", "realtime_changes", "realtime_prune",
+        ]
+        let callable = try await withTestDatabase { db in
+            var names: Set<String> = []
+            for try await name in try await db.client.query(
+                """
+                SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                WHERE n.nspname = 'public' AND p.prosecdef AND p.prorettype <> 'trigger'::regtype
+                  AND has_function_privilege('orbitcove_app', p.oid, 'EXECUTE')
+                """, logger: TestEnvironment.logger
+            ).decode(String.self) {
+                names.insert(name)
+            }
+            return names
+        }
+        #expect(
+            callable.subtracting(meant).isEmpty, "callable by the services: \(callable.subtracting(meant).sorted())")
+        #expect(callable.contains("app_enter_as_user") && !callable.contains("count_answer_delta"))
+    }
+
     /// The realtime stream's feed reads every community's changes: only system work may, so a
     /// user's context (or none) is refused it, and cannot prune or read what it keeps.
     @Test func theRealtimeFeedIsReadOnlyBySystemWork() async throws {

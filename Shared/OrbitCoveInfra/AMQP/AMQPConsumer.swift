@@ -32,7 +32,7 @@ package final class AMQPConsumer: Service, Sendable {
     private let logger: Logger
     private let handler: Handler
     private let drainTimeout: Duration
-    private let consuming = Flag()
+    private let consuming = AtomicFlag()
 
     /// Whether a connection is consuming right now (for `/ready`: no probe connection needed).
     package var isConsuming: Bool { consuming.isSet }
@@ -140,7 +140,7 @@ package final class AMQPConsumer: Service, Sendable {
     private static func blockingLoop(
         settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int, drainTimeout: Duration,
         control: ConsumerControl, generation: Int, sink: AsyncStream<[IncomingMessage]>.Continuation, logger: Logger,
-        consuming: Flag
+        consuming: AtomicFlag
     ) throws {
         let connection = try AMQPConnection(settings: settings)
         do {
@@ -371,11 +371,4 @@ final class WakePipe: @unchecked Sendable {
         _ = Glibc.close(readEnd)
         _ = Glibc.close(writeEnd)
     }
-}
-
-/// A boolean shared between the consumer's thread and the async side.
-final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .relaxed) }
-    func set(_ newValue: Bool) { value.store(newValue, ordering: .relaxed) }
 }

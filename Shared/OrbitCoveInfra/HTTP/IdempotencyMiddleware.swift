@@ -5,14 +5,26 @@ import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
+import Synchronization
 
 /// `Idempotency-Key` on POST: the first request with a key runs and its response is kept for
 /// a day; a retry with the same key and body gets that response again (with
 /// `Idempotent-Replayed: true`) instead of a second effect; the same key with another body is
 /// `422 IDEMPOTENCY_KEY_REUSED`, and a retry while the first is still running is
-/// `409 IDEMPOTENCY_IN_PROGRESS` (for up to two minutes: after that the first is taken to
-/// have died, and the retry runs). Server errors and rate limiting are not kept, so the
-/// client can try again. Keys belong to the signed-in user; anonymous POSTs pass untouched.
+/// `409 IDEMPOTENCY_IN_PROGRESS`. Keys belong to the signed-in user; anonymous POSTs pass
+/// untouched.
+///
+/// A request's writes are never made twice, except for a response that carries a secret (a
+/// calendar feed's address), which is not kept and whose retry makes a new one. Every
+/// transaction of the request that holds a key marks the key applied as it commits
+/// (``IdempotencyClaim``, migration 0052). So:
+/// - a server error or rate limiting that wrote nothing is not kept, and the retry runs;
+/// - one that wrote (a failure after the commit) is kept as applied without a response, as is
+///   a response the database could not keep: a retry hears `409 IDEMPOTENCY_RESPONSE_LOST`
+///   and reads the result instead of writing it again;
+/// - a holder that never answers (its process died) gives its key up after two minutes if it
+///   had written nothing, and a late commit of that holder then fails instead of writing
+///   beside the retry that took over.
 package struct IdempotencyMiddleware: RouterMiddleware {
     package typealias Context = AppRequestContext
 
@@ -42,35 +54,51 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         hasher.update(data: Data(buffer: body))
         let hash = hasher.finalize().lowerHex
 
-        if let earlier = try await claim(key: key, userId: userId, hash: hash) {
+        let holder = IdempotencyClaim(userId: userId, key: key)
+        if let earlier = try await claim(holder, hash: hash) {
             return try earlier.response()
         }
         let response: Response
         do {
-            response = try await next(request, context)
+            response = try await IdempotencyClaim.$current.withValue(holder) { try await next(request, context) }
         } catch let error as APIError {
             let response = try error.response(from: request, context: context)
-            return try await settle(response, key: key, userId: userId)
+            return try await settle(response, holder)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == IdempotencyClaim.takenOver {
+            // A retry took the key over while this request ran; its transaction rolled back.
+            throw Self.inProgress
         } catch {
-            try? await forget(key: key, userId: userId)
+            try? await release(holder, rerun: !holder.applied)
             throw error
         }
-        return try await settle(response, key: key, userId: userId)
+        return try await settle(response, holder)
     }
 
-    /// What a key already holds, or `nil` when this request now owns it.
-    private func claim(key: String, userId: UUID, hash: String) async throws -> Stored? {
-        try await database.transaction(userId: userId) { connection in
+    static let inProgress = APIError(
+        .conflict, code: "IDEMPOTENCY_IN_PROGRESS",
+        message: "A request with this Idempotency-Key is still being processed; retry shortly")
+    static let responseLost = APIError(
+        .conflict, code: "IDEMPOTENCY_RESPONSE_LOST",
+        message: "The request with this Idempotency-Key was applied, but its response was lost; read the result instead"
+    )
+
+    /// What a key already holds, or `nil` when `holder` now owns it.
+    private func claim(_ holder: IdempotencyClaim, hash: String) async throws -> Stored? {
+        let (userId, key, claim) = (holder.userId, holder.key, holder.id)
+        return try await database.transaction(userId: userId) { connection in
             let inserted = try await connection.query(
                 """
-                INSERT INTO idempotency_keys (user_id, key, request_hash) VALUES (\(userId), \(key), \(hash))
+                INSERT INTO idempotency_keys (user_id, key, request_hash, claim)
+                VALUES (\(userId), \(key), \(hash), \(claim))
                 ON CONFLICT DO NOTHING RETURNING 1
                 """, logger: logger)
             for try await _ in inserted { return nil }
+            // Waits for a holder committing its writes right now, and then sees them applied.
             let rows = try await connection.query(
                 """
                 SELECT request_hash, status_code, content_type, location, body,
-                       created_at < NOW() - INTERVAL '2 minutes' AS abandoned
+                       created_at < NOW() - INTERVAL '2 minutes' AS abandoned,
+                       applied_at IS NOT NULL AS applied, completed_at IS NOT NULL AS completed
                 FROM idempotency_keys
                 WHERE user_id = \(userId) AND key = \(key)
                 FOR UPDATE
@@ -83,26 +111,26 @@ package struct IdempotencyMiddleware: RouterMiddleware {
                 let location: String? = try cells.next("location")
                 let body: ByteBuffer? = try cells.next("body")
                 let abandoned: Bool = try cells.next("abandoned")
+                let applied: Bool = try cells.next("applied")
+                let completed: Bool = try cells.next("completed")
                 guard storedHash == hash else {
                     throw APIError(
                         .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
                         message: "This Idempotency-Key was used with a different request")
                 }
+                if status == nil, applied, completed || abandoned { throw Self.responseLost }
                 if status == nil, abandoned {
-                    // The request that took the key never finished (its process died, say):
-                    // this one takes over rather than the client being refused for a day.
+                    // The request that took the key never finished (its process died, say) and
+                    // wrote nothing: this one takes over rather than the client being refused
+                    // for a day. If the first commits after all, its transaction fails.
                     try await connection.run(
                         """
-                        UPDATE idempotency_keys SET request_hash = \(hash), created_at = NOW()
+                        UPDATE idempotency_keys SET request_hash = \(hash), created_at = NOW(), claim = \(claim)
                         WHERE user_id = \(userId) AND key = \(key)
                         """, logger: logger)
                     return nil
                 }
-                guard let status else {
-                    throw APIError(
-                        .conflict, code: "IDEMPOTENCY_IN_PROGRESS",
-                        message: "A request with this Idempotency-Key is still being processed; retry shortly")
-                }
+                guard let status else { throw Self.inProgress }
                 return Stored(status: status, contentType: contentType, location: location, body: body)
             }
             // Expired and pruned between the two statements: run the request (rare, harmless).
@@ -111,36 +139,58 @@ package struct IdempotencyMiddleware: RouterMiddleware {
     }
 
     /// Keeps the final response of a request that owned the key, and returns it.
-    private func settle(_ response: Response, key: String, userId: UUID) async throws -> Response {
+    private func settle(_ response: Response, _ holder: IdempotencyClaim) async throws -> Response {
         let status = response.status.code
         // A response that must not be stored (it carries a secret, like a calendar feed's
         // address) is not kept either: a retry makes a new one.
-        let secret = response.headers[.cacheControl]?.contains("no-store") == true
-        guard status < 500, status != 429, !secret else {
-            try? await forget(key: key, userId: userId)
+        if response.headers[.cacheControl]?.contains("no-store") == true {
+            try? await release(holder, rerun: true)
+            return response
+        }
+        guard status < 500, status != 429 else {
+            try? await release(holder, rerun: !holder.applied)
             return response
         }
         let collected = NIOLockedValueBox(ByteBuffer())
         try await response.body.write(CollectingWriter(collected: collected))
         let body = collected.withLockedValue { $0 }
-        try await database.transaction(userId: userId) { connection in
-            try await connection.query(
-                """
-                UPDATE idempotency_keys
-                SET status_code = \(status), content_type = \(response.headers[.contentType]),
-                    location = \(response.headers[.location]), body = \(body), completed_at = NOW()
-                WHERE user_id = \(userId) AND key = \(key)
-                """, logger: logger)
-        }
         var copy = response
         copy.body = .init(byteBuffer: body)
+        do {
+            try await database.transaction(userId: holder.userId) { connection in
+                try await connection.query(
+                    """
+                    UPDATE idempotency_keys
+                    SET status_code = \(status), content_type = \(response.headers[.contentType]),
+                        location = \(response.headers[.location]), body = \(body), completed_at = NOW()
+                    WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
+                    """, logger: logger)
+            }
+        } catch {
+            // The request happened; only its replay is lost (a retry hears so, or runs again if
+            // nothing was written). The client gets its answer.
+            logger.warning("idempotent response not kept", metadata: ["error": .string(logDescription(of: error))])
+        }
         return copy
     }
 
-    private func forget(key: String, userId: UUID) async throws {
-        try await database.transaction(userId: userId) { connection in
-            try await connection.query(
-                "DELETE FROM idempotency_keys WHERE user_id = \(userId) AND key = \(key)", logger: logger)
+    /// Gives the key up after a response that is not kept: deleted, so that a retry runs
+    /// (`rerun`), or kept as applied with no response, so that a retry hears so.
+    private func release(_ holder: IdempotencyClaim, rerun: Bool) async throws {
+        try await database.transaction(userId: holder.userId) { connection in
+            if !rerun {
+                try await connection.run(
+                    """
+                    UPDATE idempotency_keys SET completed_at = NOW()
+                    WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
+                    """, logger: logger)
+            } else {
+                try await connection.run(
+                    """
+                    DELETE FROM idempotency_keys
+                    WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
+                    """, logger: logger)
+            }
         }
     }
 
@@ -169,6 +219,39 @@ package struct IdempotencyMiddleware: RouterMiddleware {
 
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
     }
+}
+
+/// The request that holds an `Idempotency-Key`, while it runs: every ``Database`` transaction
+/// of the request marks the key applied just before it commits if it wrote anything
+/// (`app_idempotency_applied`), and fails instead if a retry has taken the key over.
+package final class IdempotencyClaim: Sendable {
+    @TaskLocal package static var current: IdempotencyClaim?
+    /// The SQLSTATE `app_idempotency_applied` fails with when the key is no longer this claim's.
+    static let takenOver = "OCI01"
+
+    let userId: UUID
+    let key: String
+    let id = UUID()
+    private let wrote = Atomic<Bool>(false)
+
+    init(userId: UUID, key: String) {
+        self.userId = userId
+        self.key = key
+    }
+
+    /// Whether a transaction of the request wrote and committed.
+    var applied: Bool { wrote.load(ordering: .relaxed) }
+
+    /// Marks the key applied if the transaction on `connection` wrote anything; whether it did.
+    func mark(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            "SELECT app_idempotency_applied(\(userId), \(key), \(id))", logger: logger)
+        for try await wrote in rows.decode(Bool.self) { return wrote }
+        return false
+    }
+
+    /// Called once a transaction that marked the key has committed.
+    func committed() { wrote.store(true, ordering: .relaxed) }
 }
 
 // swift-format-ignore: NeverForceUnwrap

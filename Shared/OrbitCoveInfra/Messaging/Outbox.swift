@@ -104,13 +104,7 @@ struct OutboxRow: PreparedRows {
 extension Outbox {
     /// Set while a ``Database`` transaction runs: whether it wrote a message, so that its relay
     /// is woken once it commits.
-    @TaskLocal static var written: Written?
-
-    final class Written: Sendable {
-        private let value = Atomic<Bool>(false)
-        var isSet: Bool { value.load(ordering: .relaxed) }
-        func set() { value.store(true, ordering: .relaxed) }
-    }
+    @TaskLocal static var written: AtomicFlag?
 }
 
 /// Wakes the relays of this process when one of its transactions committed a message

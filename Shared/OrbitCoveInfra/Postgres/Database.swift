@@ -81,9 +81,11 @@ package struct Database: Sendable {
         scope: AccessScope?, isolation: IsolationLevel = .readCommitted,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let written = Outbox.Written()
+        let written = AtomicFlag()
         defer { if written.isSet { outboxWakeups.wake() } }
-        return try await guarded {
+        let idempotency = IdempotencyClaim.current
+        let marked = AtomicFlag()
+        let result = try await guarded {
             try await Outbox.$written.withValue(written) {
                 try await withBoundedWait { connection in
                     try await connection.withTransaction(logger: logger) { connection in
@@ -110,11 +112,17 @@ package struct Database: Sendable {
                             try await connection.run(
                                 "SELECT set_config('statement_timeout', \(timeout), true)", logger: logger)
                         }
-                        return try await body(connection)
+                        let result = try await body(connection)
+                        // Last before the commit: a request holding an Idempotency-Key records
+                        // that its writes are in (IdempotencyMiddleware).
+                        if let idempotency, try await idempotency.mark(on: connection, logger: logger) { marked.set() }
+                        return result
                     }
                 }
             }
         }
+        if marked.isSet { idempotency?.committed() }
+        return result
     }
 
     /// Runs `body` on a pooled connection outside any transaction: each statement is its own,

@@ -168,7 +168,7 @@ package final class RedisClient: Service, Sendable {
         let settings = self.settings
         let logger = self.logger
         return AsyncStream { continuation in
-            let stop = StopFlag()
+            let stop = AtomicFlag()
             let thread = Thread {
                 RedisSubscriber(settings: settings, channels: channels, name: name, logger: logger).run(
                     stop: stop, deliver: { continuation.yield($0) })
@@ -192,11 +192,4 @@ package final class RedisClient: Service, Sendable {
             close: { await $0.close() },
             while: { _ in try? await gracefulShutdown() })
     }
-}
-
-/// Tells a blocking loop on another thread to end.
-final class StopFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .relaxed) }
-    func set() { value.store(true, ordering: .relaxed) }
 }

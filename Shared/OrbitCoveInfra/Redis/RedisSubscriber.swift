@@ -10,7 +10,7 @@ struct RedisSubscriber {
     let name: String?
     let logger: Logger
 
-    func run(stop: StopFlag, deliver: (_ message: (channel: String, message: String)) -> Void) {
+    func run(stop: AtomicFlag, deliver: (_ message: (channel: String, message: String)) -> Void) {
         var backoff = Backoff()
         while !stop.isSet {
             do {

@@ -13,9 +13,10 @@ package struct PostgresSnapshot: Equatable, Hashable, Sendable {
 
     package init?(_ text: some StringProtocol) {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
-        // PostgreSQL's transaction ids (xid8) stop at 2^63 - 1; it refuses a snapshot past them.
-        guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), 0 < xmin, xmin <= xmax,
-            xmax <= UInt64(Int64.max)
+        // PostgreSQL's transaction ids (xid8) stop at 2^63 - 1, and an id whose low 32 bits are
+        // zero is not valid: it refuses a snapshot whose xmin or xmax is past them or such a one.
+        guard fields.count == 3, let xmin = UInt64(fields[0]), let xmax = UInt64(fields[1]), xmin <= xmax,
+            xmax <= UInt64(Int64.max), UInt32(truncatingIfNeeded: xmin) != 0, UInt32(truncatingIfNeeded: xmax) != 0
         else { return nil }
         var running: [UInt64] = []
         for field in fields[2].split(separator: ",", omittingEmptySubsequences: false) where !fields[2].isEmpty {

@@ -89,6 +89,16 @@ import Testing
                 #expect(
                     await run("SELECT 1 FROM finance_revisions WHERE subject_id = \(bus.id)", as: eve.id) == .rows(0))
                 #expect(await run("SELECT 1 FROM dues_amounts WHERE dues_id = \(dues.id)", as: eve.id) == .rows(0))
+                // An entry's payer is someone of the community, on an edit as on its creation
+                // (a hostile probe moved Ada's expense onto Eve, who never was a member).
+                #expect(
+                    await run(
+                        "UPDATE transactions SET paid_by = \(eve.id) WHERE id = \(bus.id) RETURNING 1", as: ada.id)
+                        == .refused)
+                #expect(
+                    await run(
+                        "UPDATE transactions SET paid_by = \(ben.id) WHERE id = \(bus.id) RETURNING 1", as: ada.id)
+                        == .rows(1))
                 // A split is a current member's, and a live transaction's splits add up to its total.
                 #expect(
                     await run(

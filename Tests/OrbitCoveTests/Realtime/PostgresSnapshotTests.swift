@@ -50,6 +50,10 @@ import Testing
         let texts = [
             "1:1:", "3:10:4,7", "\(top):\(top):", "\(top - 1):\(top):\(top - 1)", "1:\(top + 1):",
             "\(top + 1):\(top + 1):", "1:\(UInt64.max):", "\(UInt64.max):\(UInt64.max):", "1:9223372036854775808:",
+            // An id whose low 32 bits are zero is not a valid transaction id (a hostile probe's
+            // token, a 500 and a closed stream); one in progress may be.
+            "987970:4294967296:", "987970:4294967296000:", "4294967296:4294967297:", "4294967297:4294967297:",
+            "987970:8589934593:4294967296",
         ]
         try await withTestDatabase { database in
             for text in texts where PostgresSnapshot(text) != nil {
@@ -61,6 +65,8 @@ import Testing
             }
         }
         #expect(PostgresSnapshot("\(top):\(top):") != nil)
+        #expect(
+            PostgresSnapshot("987970:4294967297:") != nil && PostgresSnapshot("987970:8589934593:4294967296") != nil)
     }
 
     @Test func includingIsSeeingEverythingTheOtherSees() {

@@ -1,0 +1,184 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import OrbitCoveInfra
+import PostgresNIO
+import Testing
+
+/// `IdempotencyMiddleware` never lets a request's writes happen twice, whatever fails after
+/// they committed (found by a review: a server error after the commit, or a response the
+/// database could not keep, let a retry write again). Against the real PostgreSQL, through a
+/// router of routes that write an "effect" row (a key row of the caller's own, as good as any)
+/// and then answer or fail as the test asks.
+@Suite struct IdempotencyTests {
+    /// Blocks the first request that passes until the test opens it.
+    actor Gate {
+        private var armed = false
+        private var waiting: CheckedContinuation<Void, Never>?
+        private var arrived: CheckedContinuation<Void, Never>?
+
+        func arm() { armed = true }
+
+        /// The request's side: waits here while armed (once).
+        func pass() async {
+            guard armed else { return }
+            armed = false
+            arrived?.resume()
+            arrived = nil
+            await withCheckedContinuation { waiting = $0 }
+        }
+
+        /// The test's side: until a request waits at the gate.
+        func untilArrived() async {
+            if waiting != nil { return }
+            await withCheckedContinuation { arrived = $0 }
+        }
+
+        func open() {
+            waiting?.resume()
+            waiting = nil
+        }
+    }
+
+    static func router(_ database: Database, gate: Gate) -> Router<AppRequestContext> {
+        let router = Router(context: AppRequestContext.self)
+        router.add(middleware: TestUser())
+        router.add(middleware: IdempotencyMiddleware(database: database, logger: TestEnvironment.logger))
+        @Sendable func effect(_ context: AppRequestContext) async throws {
+            try await database.transaction(userId: context.userId) { connection in
+                try await connection.run(
+                    """
+                    INSERT INTO idempotency_keys (user_id, key, request_hash)
+                    VALUES (\(context.userId), 'effect-' || gen_random_uuid(), repeat('0', 64))
+                    """, logger: TestEnvironment.logger)
+                await gate.pass()
+            }
+        }
+        router.post("write") { _, context in
+            try await effect(context)
+            return Response(status: .created)
+        }
+        router.post("write-then-fail") { _, context -> Response in
+            try await effect(context)
+            throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "after the commit")
+        }
+        router.post("read-then-fail") { _, context -> Response in
+            try await database.transaction(userId: context.userId) { connection in
+                try await connection.run("SELECT 1", logger: TestEnvironment.logger)
+            }
+            throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "nothing written")
+        }
+        return router
+    }
+
+    static func effects(of user: UUID, _ database: Database) async throws -> Int {
+        try await database.transaction(userId: user) { connection in
+            var count = 0
+            for try await value in try await connection.query(
+                "SELECT count(*)::int FROM idempotency_keys WHERE user_id = \(user) AND key LIKE 'effect-%'",
+                logger: TestEnvironment.logger
+            ).decode(Int.self) {
+                count = value
+            }
+            return count
+        }
+    }
+
+    static func post(
+        _ client: some TestClientProtocol, _ path: String, user: UUID, key: String
+    ) async throws -> (HTTPResponse.Status, String?) {
+        try await client.execute(
+            uri: path, method: .post, headers: [TestUser.header: user.uuidString, .idempotencyKey: key]
+        ) { response in
+            let json = try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+            return (response.status, (json?["error"] as? [String: Any])?["code"] as? String)
+        }
+    }
+
+    @Test func aServerErrorAfterTheWritesCommittedIsNotRunAgain() async throws {
+        try await withTestDatabase { database in
+            let (user, key) = (UUID(), UUID().uuidString)
+            try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
+                let first = try await Self.post(client, "/write-then-fail", user: user, key: key)
+                #expect(first.0 == .serviceUnavailable)
+                let retry = try await Self.post(client, "/write-then-fail", user: user, key: key)
+                #expect(retry.0 == .conflict && retry.1 == "IDEMPOTENCY_RESPONSE_LOST", "\(retry)")
+                #expect(try await Self.effects(of: user, database) == 1)
+
+                // One that wrote nothing is run again, as before.
+                let readKey = UUID().uuidString
+                #expect(
+                    try await Self.post(client, "/read-then-fail", user: user, key: readKey).0 == .serviceUnavailable)
+                #expect(
+                    try await Self.post(client, "/read-then-fail", user: user, key: readKey).1 == "SERVICE_UNAVAILABLE")
+            }
+        }
+    }
+
+    @Test func anAbandonedKeyWhoseWritesCommittedIsNotTakenOver() async throws {
+        try await withTestDatabase { database in
+            let (user, key) = (UUID(), UUID().uuidString)
+            try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
+                #expect(try await Self.post(client, "/write", user: user, key: key).0 == .created)
+                // As if its process died after the commit, before the response was kept.
+                try await database.transaction(userId: user) { connection in
+                    try await connection.run(
+                        """
+                        UPDATE idempotency_keys SET status_code = NULL, completed_at = NULL,
+                            created_at = NOW() - INTERVAL '3 minutes'
+                        WHERE user_id = \(user) AND key = \(key)
+                        """, logger: TestEnvironment.logger)
+                }
+                let retry = try await Self.post(client, "/write", user: user, key: key)
+                #expect(retry.0 == .conflict && retry.1 == "IDEMPOTENCY_RESPONSE_LOST", "\(retry)")
+                #expect(try await Self.effects(of: user, database) == 1)
+            }
+        }
+    }
+
+    @Test func aHolderWhoseKeyWasTakenOverCannotCommitBesideTheRetry() async throws {
+        try await withTestDatabase { database in
+            let (user, key) = (UUID(), UUID().uuidString)
+            let gate = Gate()
+            await gate.arm()
+            try await Application(router: Self.router(database, gate: gate)).test(.router) { client in
+                async let slow = Self.post(client, "/write", user: user, key: key)
+                // The first request wrote and waits before its commit; it is taken for dead.
+                await gate.untilArrived()
+                try await database.transaction(userId: user) { connection in
+                    try await connection.run(
+                        """
+                        UPDATE idempotency_keys SET created_at = NOW() - INTERVAL '3 minutes'
+                        WHERE user_id = \(user) AND key = \(key)
+                        """, logger: TestEnvironment.logger)
+                }
+                let retry = try await Self.post(client, "/write", user: user, key: key)
+                #expect(retry.0 == .created)
+                await gate.open()
+                let first = try await slow
+                #expect(first.0 == .conflict && first.1 == "IDEMPOTENCY_IN_PROGRESS", "\(first)")
+                #expect(try await Self.effects(of: user, database) == 1)
+                // And the key keeps the retry's answer.
+                #expect(try await Self.post(client, "/write", user: user, key: key).0 == .created)
+                #expect(try await Self.effects(of: user, database) == 1)
+            }
+        }
+    }
+}
+
+/// The caller, as the authentication middleware would have it: from `X-Test-User`.
+private struct TestUser: RouterMiddleware {
+    typealias Context = AppRequestContext
+    // swift-format-ignore: NeverForceUnwrap
+    // A valid header token.
+    static let header = HTTPField.Name("X-Test-User")!
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        context.userId = request.headers[Self.header].flatMap(UUID.init(uuidString:))
+        return try await next(request, context)
+    }
+}
