@@ -165,6 +165,28 @@ import Testing
             }
         }
     }
+
+    /// A key that is gone (released by its request, or expired) refuses nothing: work that
+    /// still carries the request's claim commits.
+    @Test func aKeyThatIsGoneRefusesNothing() async throws {
+        try await withTestDatabase { database in
+            let (user, key) = (UUID(), UUID().uuidString)
+            let gate = Gate()
+            await gate.arm()
+            try await Application(router: Self.router(database, gate: gate)).test(.router) { client in
+                async let slow = Self.post(client, "/write", user: user, key: key)
+                await gate.untilArrived()
+                try await database.transaction(userId: user) { connection in
+                    try await connection.run(
+                        "DELETE FROM idempotency_keys WHERE user_id = \(user) AND key = \(key)",
+                        logger: TestEnvironment.logger)
+                }
+                await gate.open()
+                #expect(try await slow.0 == .created)
+                #expect(try await Self.effects(of: user, database) == 1)
+            }
+        }
+    }
 }
 
 /// The caller, as the authentication middleware would have it: from `X-Test-User`.

@@ -5,7 +5,6 @@ import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
-import Synchronization
 
 /// `Idempotency-Key` on POST: the first request with a key runs and its response is kept for
 /// a day; a retry with the same key and body gets that response again (with
@@ -223,7 +222,8 @@ package struct IdempotencyMiddleware: RouterMiddleware {
 
 /// The request that holds an `Idempotency-Key`, while it runs: every ``Database`` transaction
 /// of the request marks the key applied just before it commits if it wrote anything
-/// (`app_idempotency_applied`), and fails instead if a retry has taken the key over.
+/// (`app_idempotency_applied`), and fails instead if a retry has taken the key over (a key
+/// released or expired refuses nothing).
 package final class IdempotencyClaim: Sendable {
     @TaskLocal package static var current: IdempotencyClaim?
     /// The SQLSTATE `app_idempotency_applied` fails with when the key is no longer this claim's.
@@ -232,7 +232,7 @@ package final class IdempotencyClaim: Sendable {
     let userId: UUID
     let key: String
     let id = UUID()
-    private let wrote = Atomic<Bool>(false)
+    private let wrote = AtomicFlag()
 
     init(userId: UUID, key: String) {
         self.userId = userId
@@ -240,7 +240,7 @@ package final class IdempotencyClaim: Sendable {
     }
 
     /// Whether a transaction of the request wrote and committed.
-    var applied: Bool { wrote.load(ordering: .relaxed) }
+    var applied: Bool { wrote.isSet }
 
     /// Marks the key applied if the transaction on `connection` wrote anything; whether it did.
     func mark(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
@@ -251,7 +251,7 @@ package final class IdempotencyClaim: Sendable {
     }
 
     /// Called once a transaction that marked the key has committed.
-    func committed() { wrote.store(true, ordering: .relaxed) }
+    func committed() { wrote.set() }
 }
 
 // swift-format-ignore: NeverForceUnwrap

@@ -180,6 +180,19 @@ import Testing
                     #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","startsOn":"99999-01-01"}"#, 400,
                     "VALIDATION_FAILED", "startsOn"
                 ),
+                // Rules that never make a day (a hostile probe's: a reminder that never reminds).
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30","timeOfDay":"07:30"}"#, 422,
+                    "UNSUPPORTED_RECURRENCE", "recurrenceRule"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY;BYMONTH=4;BYMONTHDAY=31","timeOfDay":"07:30"}"#, 422,
+                    "UNSUPPORTED_RECURRENCE", "recurrenceRule"
+                ),
+                (
+                    #"{"title":"x","recurrenceRule":"FREQ=DAILY;UNTIL=19000101","timeOfDay":"07:30"}"#, 422,
+                    "UNSUPPORTED_RECURRENCE", "recurrenceRule"
+                ),
             ]
             for (body, status, code, field) in cases {
                 let reply = try await harness.call(.post, Self.path(club), as: ada, json: body)
@@ -194,6 +207,14 @@ import Testing
             let walk = try await harness.reminder(
                 in: club, by: ada, #"{"title":"Walk","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#)
             let today = CareRoutes.today(in: "UTC")
+            // Nor may a change leave it so: a first day after the rule's UNTIL, or such a rule.
+            let ends = try await harness.reminder(
+                in: club, by: ada,
+                #"{"title":"Course","recurrenceRule":"FREQ=DAILY;UNTIL=21000101","timeOfDay":"07:30"}"#)
+            for body in [#"{"startsOn":"2150-01-01"}"#, #"{"recurrenceRule":"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30"}"#] {
+                let reply = try await harness.call(.patch, Self.path(club, "/\(ends.id)"), as: ada, json: body)
+                #expect(reply.status.code == 422 && reply.errorCode == "UNSUPPORTED_RECURRENCE", "\(body)")
+            }
             let occurrence = Self.path(club, "/\(walk.id)/occurrences/\(Self.day(today, plus: 1))")
             // A snooze into the past, a lead of a year, a non-member assignee, pending again.
             let past = JSONCoding.formatTimestamp(Date().addingTimeInterval(-60))

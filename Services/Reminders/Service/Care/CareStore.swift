@@ -122,6 +122,7 @@ struct CareStore: Sendable {
     ) async throws
         -> CareReminder
     {
+        try CareSchedule.requireOccurs(input.recurrenceRule, from: input.startsOn)
         let id = try await writes.change(in: granted.communityId, by: granted.userId, request: request) {
             change, connection in
             try await Self.requireMember(input.assigneeId, of: granted.communityId, on: connection, logger: logger)
@@ -150,7 +151,11 @@ struct CareStore: Sendable {
         _ id: UUID, _ patch: CareInput.Patch, granted: CommunityGate.Granted, request: RequestFacts
     ) async throws -> CareReminder {
         try await writes.change(in: granted.communityId, by: granted.userId, request: request) { change, connection in
-            _ = try await Self.reminder(id, in: granted.communityId, on: connection, logger: logger)
+            let current = try await Self.reminder(id, in: granted.communityId, on: connection, logger: logger)
+            if patch.recurrenceRule != nil || patch.startsOn != nil {
+                try CareSchedule.requireOccurs(
+                    patch.recurrenceRule ?? current.recurrenceRule, from: patch.startsOn ?? current.startsOn)
+            }
             try await Self.requireMember(
                 patch.assigneeId.value, of: granted.communityId, on: connection, logger: logger)
             change.touched(
