@@ -241,6 +241,7 @@ let package = Package(
                     .product(name: "Yams", package: "Yams"),
                     .product(name: "PropertyBased", package: "swift-property-based"),
                     .product(name: "WSClient", package: "swift-websocket"),
+                    .product(name: "NIOWebSocket", package: "swift-nio"),
                 ],
                 path: "Tests/OrbitCoveTests",
                 swiftSettings: strict

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOPosix
+import NIOWebSocket
 import NotificationsService
 import OrbitCoveInfra
 import OrbitCoveModels
@@ -384,6 +385,8 @@ import WSClient
                     (.text(#"{"type":"launch"}"#), 1008),
                     (.binary(ByteBuffer(string: "{}")), 1003),
                     (.text(String(repeating: " ", count: 70 * 1024)), 1009),
+                    // A text frame that is not UTF-8 (a hostile probe's: it was 1011, "reconnect").
+                    (.custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: [0xFF, 0xFE]))), 1007),
                 ]
                 for (frame, code) in cases {
                     let stream = StreamProbe.open(port: ports[0], as: ada)

@@ -171,13 +171,25 @@ struct RealtimeStream {
             }
         } catch is CancellationError {
         } catch {
-            logger.info("stream ended on an error", metadata: ["error": .string(logDescription(of: error))])
-            ending = (.unexpectedServerError, "The stream failed: reconnect")
+            if let code = Self.refusal(in: error) {
+                // The library refused a client frame (a text frame that is not UTF-8): its code.
+                ending = (code, "The frame was refused")
+            } else {
+                logger.info("stream ended on an error", metadata: ["error": .string(logDescription(of: error))])
+                ending = (.unexpectedServerError, "The stream failed: reconnect")
+            }
         }
         if let (code, reason) = ending { await Self.close(outbound, code, reason) }
     }
 
     typealias Ending = (code: WebSocketErrorCode, reason: String)
+
+    /// The close code the WebSocket library chose for a client frame it refused while we read
+    /// (`1007` for a text frame that is not UTF-8). Its error type is internal to the library,
+    /// so the code is read from the error's payload; any other error has none.
+    static func refusal(in error: any Error) -> WebSocketErrorCode? {
+        Mirror(reflecting: error).children.lazy.compactMap { $0.value as? WebSocketErrorCode }.first
+    }
 
     /// Reads client frames into the queue until the client closes; a frame that is not a
     /// stream frame ends the stream with the code returned.
