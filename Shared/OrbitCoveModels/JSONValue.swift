@@ -15,12 +15,31 @@ package enum JSONValue: Codable, Sendable, Equatable {
             self = .bool(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
-        } else if let value = try? container.decode(String.self) {
+        } else if let value = try Self.string(in: container) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {
             self = .array(value)
         } else {
             self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    /// The value as a string, or nil if it is another kind. A string that cannot be read (a
+    /// lone surrogate escape, bytes that are not UTF-8) throws as such: it is no other kind
+    /// either, and "must be an object" would name the wrong problem.
+    private static func string(in container: any SingleValueDecodingContainer) throws -> String? {
+        do {
+            return try container.decode(String.self)
+        } catch DecodingError.typeMismatch {
+            return nil
+        } catch let error as DecodingError {
+            throw error
+        } catch {
+            // The decoder's own error for the string's text, whose type it does not publish.
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: container.codingPath,
+                    debugDescription: "is not valid text (a lone surrogate escape, or bytes that are not UTF-8)"))
         }
     }
 

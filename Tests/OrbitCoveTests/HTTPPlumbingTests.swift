@@ -85,6 +85,26 @@ import Testing
         }
     }
 
+    /// A field whose text cannot be read (a lone surrogate escape, bytes that are not UTF-8) is
+    /// named as that, not as "must be an object" (the last kind a free-form body tried; a
+    /// hostile probe's).
+    @Test func unreadableTextIsNamedAsSuch() throws {
+        for body in [
+            Data(#"{"content":"\ud800"}"#.utf8), Data([0x7B, 0x22, 0x63, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D]),
+        ] {
+            #expect {
+                _ = try JSONCoding.decoder.decode([String: JSONValue].self, from: body)
+            } throws: { error in
+                guard case DecodingError.dataCorrupted = error else { return false }
+                return true
+            }
+        }
+        #expect(
+            try JSONCoding.decoder.decode([String: JSONValue].self, from: Data(#"{"a":"\u00e9"}"#.utf8)) == [
+                "a": .string("é")
+            ])
+    }
+
     @Test func hostileRequestIdsAreReplaced() async throws {
         try await app().test(.router) { client in
             try await client.execute(uri: "/health", method: .get, headers: [.requestId: "a\"b"]) { response in
