@@ -163,6 +163,8 @@ def gateway_upstream_for_paths(paths, problems):
              414, "URI_TOO_LONG"),
             ("a 40 KB header", urllib.request.Request(f"http://127.0.0.1:{gateway_port}/api/v1/me",
                                                       headers={"X-Big": "b" * 40_000}), 431, "HEADERS_TOO_LARGE"),
+            ("an unknown method", urllib.request.Request(f"http://127.0.0.1:{gateway_port}/api/v1/me", method="FOO"),
+             501, "NOT_IMPLEMENTED"),
         ]:
             try:
                 urllib.request.urlopen(request, timeout=5)
