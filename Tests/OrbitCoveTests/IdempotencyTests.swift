@@ -2,9 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import OrbitCoveInfra
 import PostgresNIO
 import Testing
+
+@testable import OrbitCoveInfra
 
 /// `IdempotencyMiddleware` never lets a request's writes happen twice, whatever fails after
 /// they committed (found by a review: a server error after the commit, or a response the
@@ -63,6 +64,22 @@ import Testing
             try await effect(context)
             throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "after the commit")
         }
+        // A commit whose acknowledgement never came back: the key is marked in the database,
+        // but the request does not know it committed.
+        router.post("write-unacknowledged") { _, context -> Response in
+            let claim = try #require(IdempotencyClaim.current)
+            try await IdempotencyClaim.$current.withValue(nil) {
+                try await database.transaction(userId: context.userId) { connection in
+                    try await connection.run(
+                        """
+                        INSERT INTO idempotency_keys (user_id, key, request_hash)
+                        VALUES (\(context.userId), 'effect-' || gen_random_uuid(), repeat('0', 64))
+                        """, logger: TestEnvironment.logger)
+                    _ = try await claim.mark(on: connection, logger: TestEnvironment.logger)
+                }
+            }
+            throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "the commit was not acknowledged")
+        }
         router.post("read-then-fail") { _, context -> Response in
             try await database.transaction(userId: context.userId) { connection in
                 try await connection.run("SELECT 1", logger: TestEnvironment.logger)
@@ -112,6 +129,19 @@ import Testing
                     try await Self.post(client, "/read-then-fail", user: user, key: readKey).0 == .serviceUnavailable)
                 #expect(
                     try await Self.post(client, "/read-then-fail", user: user, key: readKey).1 == "SERVICE_UNAVAILABLE")
+            }
+        }
+    }
+
+    @Test func aCommitWhoseAcknowledgementWasLostIsNotRunAgain() async throws {
+        try await withTestDatabase { database in
+            let (user, key) = (UUID(), UUID().uuidString)
+            try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
+                #expect(
+                    try await Self.post(client, "/write-unacknowledged", user: user, key: key).0 == .serviceUnavailable)
+                let retry = try await Self.post(client, "/write-unacknowledged", user: user, key: key)
+                #expect(retry.0 == .conflict && retry.1 == "IDEMPOTENCY_RESPONSE_LOST", "\(retry)")
+                #expect(try await Self.effects(of: user, database) == 1)
             }
         }
     }

@@ -14,7 +14,7 @@ import PostgresNIO
 /// untouched.
 ///
 /// A request's writes are never made twice, except for a response that carries a secret (a
-/// calendar feed's address), which is not kept and whose retry makes a new one. Every
+/// calendar feed's address, an upload URL), which is not kept and whose retry makes a new one. Every
 /// transaction of the request that holds a key marks the key applied as it commits
 /// (``IdempotencyClaim``, migration 0052). So:
 /// - a server error or rate limiting that wrote nothing is not kept, and the retry runs;
@@ -67,7 +67,7 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             // A retry took the key over while this request ran; its transaction rolled back.
             throw Self.inProgress
         } catch {
-            try? await release(holder, rerun: !holder.applied)
+            try? await release(holder, keepIfApplied: true)
             throw error
         }
         return try await settle(response, holder)
@@ -83,71 +83,94 @@ package struct IdempotencyMiddleware: RouterMiddleware {
 
     /// What a key already holds, or `nil` when `holder` now owns it.
     private func claim(_ holder: IdempotencyClaim, hash: String) async throws -> Stored? {
-        let (userId, key, claim) = (holder.userId, holder.key, holder.id)
-        return try await database.transaction(userId: userId) { connection in
-            let inserted = try await connection.query(
-                """
-                INSERT INTO idempotency_keys (user_id, key, request_hash, claim)
-                VALUES (\(userId), \(key), \(hash), \(claim))
-                ON CONFLICT DO NOTHING RETURNING 1
-                """, logger: logger)
-            for try await _ in inserted { return nil }
-            // Waits for a holder committing its writes right now, and then sees them applied.
-            let rows = try await connection.query(
-                """
-                SELECT request_hash, status_code, content_type, location, body,
-                       created_at < NOW() - INTERVAL '2 minutes' AS abandoned,
-                       applied_at IS NOT NULL AS applied, completed_at IS NOT NULL AS completed
-                FROM idempotency_keys
-                WHERE user_id = \(userId) AND key = \(key)
-                FOR UPDATE
-                """, logger: logger)
-            for try await row in rows {
-                var cells = RowReader(row)
-                let storedHash: String = try cells.next("request_hash")
-                let status: Int? = try cells.next("status_code")
-                let contentType: String? = try cells.next("content_type")
-                let location: String? = try cells.next("location")
-                let body: ByteBuffer? = try cells.next("body")
-                let abandoned: Bool = try cells.next("abandoned")
-                let applied: Bool = try cells.next("applied")
-                let completed: Bool = try cells.next("completed")
-                guard storedHash == hash else {
-                    throw APIError(
-                        .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
-                        message: "This Idempotency-Key was used with a different request")
+        try await database.transaction(userId: holder.userId) { connection in
+            // A key released between the insert and the read is taken again: a request never
+            // runs without its row.
+            for _ in 0..<3 {
+                switch try await attempt(holder, hash: hash, on: connection) {
+                case .owned: return nil
+                case .held(let stored): return stored
+                case .gone: continue
                 }
-                if status == nil, applied, completed || abandoned { throw Self.responseLost }
-                if status == nil, abandoned {
-                    // The request that took the key never finished (its process died, say) and
-                    // wrote nothing: this one takes over rather than the client being refused
-                    // for a day. If the first commits after all, its transaction fails.
-                    try await connection.run(
-                        """
-                        UPDATE idempotency_keys SET request_hash = \(hash), created_at = NOW(), claim = \(claim)
-                        WHERE user_id = \(userId) AND key = \(key)
-                        """, logger: logger)
-                    return nil
-                }
-                guard let status else { throw Self.inProgress }
-                return Stored(status: status, contentType: contentType, location: location, body: body)
             }
-            // Expired and pruned between the two statements: run the request (rare, harmless).
-            return nil
+            throw Self.inProgress
         }
+    }
+
+    private enum Attempt {
+        /// The request holds the key (new, or taken over from one that died).
+        case owned
+        /// The key holds this response.
+        case held(Stored)
+        /// The key was released between the insert and the read.
+        case gone
+    }
+
+    private func attempt(
+        _ holder: IdempotencyClaim, hash: String, on connection: PostgresConnection
+    ) async throws -> Attempt {
+        let (userId, key, claim) = (holder.userId, holder.key, holder.id)
+        let inserted = try await connection.query(
+            """
+            INSERT INTO idempotency_keys (user_id, key, request_hash, claim)
+            VALUES (\(userId), \(key), \(hash), \(claim))
+            ON CONFLICT DO NOTHING RETURNING 1
+            """, logger: logger)
+        for try await _ in inserted { return .owned }
+        // Waits for a holder committing its writes right now, and then sees them applied.
+        let rows = try await connection.query(
+            """
+            SELECT request_hash, status_code, content_type, location, body,
+                   created_at < NOW() - INTERVAL '2 minutes' AS abandoned,
+                   applied_at IS NOT NULL AS applied, completed_at IS NOT NULL AS completed
+            FROM idempotency_keys
+            WHERE user_id = \(userId) AND key = \(key)
+            FOR UPDATE
+            """, logger: logger)
+        for try await row in rows {
+            var cells = RowReader(row)
+            let storedHash: String = try cells.next("request_hash")
+            let status: Int? = try cells.next("status_code")
+            let contentType: String? = try cells.next("content_type")
+            let location: String? = try cells.next("location")
+            let body: ByteBuffer? = try cells.next("body")
+            let abandoned: Bool = try cells.next("abandoned")
+            let applied: Bool = try cells.next("applied")
+            let completed: Bool = try cells.next("completed")
+            guard storedHash == hash else {
+                throw APIError(
+                    .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
+                    message: "This Idempotency-Key was used with a different request")
+            }
+            if status == nil, applied, completed || abandoned { throw Self.responseLost }
+            if status == nil, abandoned {
+                // The request that took the key never finished (its process died, say) and
+                // wrote nothing: this one takes over rather than the client being refused for
+                // a day. If the first commits after all, its transaction fails.
+                try await connection.run(
+                    """
+                    UPDATE idempotency_keys SET request_hash = \(hash), created_at = NOW(), claim = \(claim)
+                    WHERE user_id = \(userId) AND key = \(key)
+                    """, logger: logger)
+                return .owned
+            }
+            guard let status else { throw Self.inProgress }
+            return .held(Stored(status: status, contentType: contentType, location: location, body: body))
+        }
+        return .gone
     }
 
     /// Keeps the final response of a request that owned the key, and returns it.
     private func settle(_ response: Response, _ holder: IdempotencyClaim) async throws -> Response {
         let status = response.status.code
         // A response that must not be stored (it carries a secret, like a calendar feed's
-        // address) is not kept either: a retry makes a new one.
+        // address or an upload URL) is not kept either: a retry makes a new one.
         if response.headers[.cacheControl]?.contains("no-store") == true {
-            try? await release(holder, rerun: true)
+            try? await release(holder, keepIfApplied: false)
             return response
         }
         guard status < 500, status != 429 else {
-            try? await release(holder, rerun: !holder.applied)
+            try? await release(holder, keepIfApplied: true)
             return response
         }
         let collected = NIOLockedValueBox(ByteBuffer())
@@ -169,27 +192,30 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             // The request happened; only its replay is lost (a retry hears so, or runs again if
             // nothing was written). The client gets its answer.
             logger.warning("idempotent response not kept", metadata: ["error": .string(logDescription(of: error))])
+            try? await release(holder, keepIfApplied: true)
         }
         return copy
     }
 
-    /// Gives the key up after a response that is not kept: deleted, so that a retry runs
-    /// (`rerun`), or kept as applied with no response, so that a retry hears so.
-    private func release(_ holder: IdempotencyClaim, rerun: Bool) async throws {
+    /// Gives the key up after a response that is not kept: deleted, so that a retry runs, unless
+    /// `keepIfApplied` and the request's writes committed, in which case it is kept as applied
+    /// with no response, so that a retry hears so. The database decides, not `holder.applied`:
+    /// a commit whose acknowledgement was lost is applied all the same.
+    private func release(_ holder: IdempotencyClaim, keepIfApplied: Bool) async throws {
         try await database.transaction(userId: holder.userId) { connection in
-            if !rerun {
-                try await connection.run(
-                    """
-                    UPDATE idempotency_keys SET completed_at = NOW()
-                    WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
-                    """, logger: logger)
-            } else {
-                try await connection.run(
-                    """
-                    DELETE FROM idempotency_keys
-                    WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
-                    """, logger: logger)
-            }
+            let deleted = try await connection.changedRows(
+                """
+                DELETE FROM idempotency_keys
+                WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
+                  AND (applied_at IS NULL OR NOT \(keepIfApplied))
+                RETURNING 1
+                """, logger: logger)
+            guard deleted == 0 else { return }
+            try await connection.run(
+                """
+                UPDATE idempotency_keys SET completed_at = NOW()
+                WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
+                """, logger: logger)
         }
     }
 

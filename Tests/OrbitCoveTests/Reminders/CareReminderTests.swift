@@ -215,6 +215,15 @@ import Testing
                 let reply = try await harness.call(.patch, Self.path(club, "/\(ends.id)"), as: ada, json: body)
                 #expect(reply.status.code == 422 && reply.errorCode == "UNSUPPORTED_RECURRENCE", "\(body)")
             }
+            // Days are the community's: an UNTIL at 11:00Z on the first day is that day's noon in
+            // Berlin (one reminder), before it in Los Angeles (none; a review's cases).
+            let berlin = try await api.community(by: eve, settings: #"{"timezone":"Europe/Berlin"}"#)
+            let angeles = try await api.community(by: eve, settings: #"{"timezone":"America/Los_Angeles"}"#)
+            let once =
+                #"{"title":"Once","recurrenceRule":"FREQ=DAILY;UNTIL=20270115T110000Z","timeOfDay":"07:30","startsOn":"2027-01-15"}"#
+            #expect(try await harness.call(.post, Self.path(berlin), as: eve, json: once).status == .created)
+            let never = try await harness.call(.post, Self.path(angeles), as: eve, json: once)
+            #expect(never.status.code == 422 && never.errorCode == "UNSUPPORTED_RECURRENCE")
             let occurrence = Self.path(club, "/\(walk.id)/occurrences/\(Self.day(today, plus: 1))")
             // A snooze into the past, a lead of a year, a non-member assignee, pending again.
             let past = JSONCoding.formatTimestamp(Date().addingTimeInterval(-60))

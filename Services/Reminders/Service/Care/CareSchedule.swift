@@ -55,22 +55,23 @@ enum CareSchedule {
     }
 
     /// Whether `rule` makes any day from `startsOn` on, before the last day a reminder may
-    /// start (2200): a rule that never does (February 30th, an UNTIL before the first day) would
-    /// make a reminder that never reminds anyone.
-    static func occurs(_ rule: RecurrenceRule, from startsOn: CivilDate) -> Bool {
+    /// start (2200), expanded as ``occurrences(of:from:through:)`` expands it (from local noon
+    /// in `timeZone`, which an UNTIL is compared with): a rule that never does (February 30th,
+    /// an UNTIL before the first day) would make a reminder that never reminds anyone.
+    static func occurs(_ rule: RecurrenceRule, from startsOn: CivilDate, in timeZone: TimeZone) -> Bool {
         guard let noon = CivilDateTime(date: startsOn, hour: 12, minute: 0, second: 0),
             let last = CivilDate(year: 2201, month: 1, day: 1),
             let end = CivilDateTime(date: last, hour: 0, minute: 0, second: 0)
         else { return false }
-        let start = noon.date(in: .gmt)
-        let expansion = RecurrenceExpansion(rule: rule, start: start, timeZone: .gmt)
-        return !expansion.occurrences(in: start..<end.date(in: .gmt), limit: 1).isEmpty
+        let start = noon.date(in: timeZone)
+        let expansion = RecurrenceExpansion(rule: rule, start: start, timeZone: timeZone)
+        return !expansion.occurrences(in: start..<end.date(in: timeZone), limit: 1).isEmpty
     }
 
     /// The same for a stored rule and first day; refused as `422 UNSUPPORTED_RECURRENCE` if not.
-    static func requireOccurs(_ ruleText: String, from startsOnText: String) throws {
+    static func requireOccurs(_ ruleText: String, from startsOnText: String, in timeZone: String) throws {
         guard let rule = try? RecurrenceRule.parsed(ruleText), let startsOn = CivilDate(isoText: startsOnText),
-            occurs(rule, from: startsOn)
+            occurs(rule, from: startsOn, in: TimeZone(identifier: timeZone) ?? .gmt)
         else {
             throw ReminderErrors.unsupported(
                 "recurrenceRule", "The rule makes no day on or after startsOn (\(startsOnText)): it would never remind")

@@ -122,7 +122,8 @@ struct CareStore: Sendable {
     ) async throws
         -> CareReminder
     {
-        try CareSchedule.requireOccurs(input.recurrenceRule, from: input.startsOn)
+        try CareSchedule.requireOccurs(
+            input.recurrenceRule, from: input.startsOn, in: granted.record.settings.timezone)
         let id = try await writes.change(in: granted.communityId, by: granted.userId, request: request) {
             change, connection in
             try await Self.requireMember(input.assigneeId, of: granted.communityId, on: connection, logger: logger)
@@ -154,7 +155,8 @@ struct CareStore: Sendable {
             let current = try await Self.reminder(id, in: granted.communityId, on: connection, logger: logger)
             if patch.recurrenceRule != nil || patch.startsOn != nil {
                 try CareSchedule.requireOccurs(
-                    patch.recurrenceRule ?? current.recurrenceRule, from: patch.startsOn ?? current.startsOn)
+                    patch.recurrenceRule ?? current.recurrenceRule, from: patch.startsOn ?? current.startsOn,
+                    in: current.timeZone)
             }
             try await Self.requireMember(
                 patch.assigneeId.value, of: granted.communityId, on: connection, logger: logger)
