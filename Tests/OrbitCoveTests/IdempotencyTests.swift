@@ -167,32 +167,47 @@ import Testing
         }
     }
 
+    /// Runs a first `/write` that waits, having written, before its commit; runs `meanwhile`
+    /// with the key's SQL to run as the owner and the client; lets the first go and returns
+    /// its answer.
+    static func whileTheFirstWaits(
+        _ database: Database, user: UUID, key: String, keySQL: PostgresQuery,
+        meanwhile: @escaping @Sendable (any TestClientProtocol) async throws -> Void = { _ in }
+    ) async throws -> (HTTPResponse.Status, String?) {
+        let gate = Gate()
+        await gate.arm()
+        return try await Application(router: Self.router(database, gate: gate)).test(.router) { client in
+            async let first = Self.post(client, "/write", user: user, key: key)
+            await gate.untilArrived()
+            try await database.transaction(userId: user) { connection in
+                try await connection.run(keySQL, logger: TestEnvironment.logger)
+            }
+            try await meanwhile(client)
+            await gate.open()
+            return try await first
+        }
+    }
+
     @Test func aHolderWhoseKeyWasTakenOverCannotCommitBesideTheRetry() async throws {
         try await withTestDatabase { database in
             let (user, key) = (UUID(), UUID().uuidString)
-            let gate = Gate()
-            await gate.arm()
-            try await Application(router: Self.router(database, gate: gate)).test(.router) { client in
-                async let slow = Self.post(client, "/write", user: user, key: key)
-                // The first request wrote and waits before its commit; it is taken for dead.
-                await gate.untilArrived()
-                try await database.transaction(userId: user) { connection in
-                    try await connection.run(
-                        """
-                        UPDATE idempotency_keys SET created_at = NOW() - INTERVAL '3 minutes'
-                        WHERE user_id = \(user) AND key = \(key)
-                        """, logger: TestEnvironment.logger)
-                }
+            // The first request wrote and waits before its commit; it is taken for dead.
+            let old: PostgresQuery = """
+                UPDATE idempotency_keys SET created_at = NOW() - INTERVAL '3 minutes'
+                WHERE user_id = \(user) AND key = \(key)
+                """
+            let first = try await Self.whileTheFirstWaits(database, user: user, key: key, keySQL: old) { client in
                 let retry = try await Self.post(client, "/write", user: user, key: key)
                 #expect(retry.0 == .created)
-                await gate.open()
-                let first = try await slow
-                #expect(first.0 == .conflict && first.1 == "IDEMPOTENCY_IN_PROGRESS", "\(first)")
-                #expect(try await Self.effects(of: user, database) == 1)
-                // And the key keeps the retry's answer.
-                #expect(try await Self.post(client, "/write", user: user, key: key).0 == .created)
-                #expect(try await Self.effects(of: user, database) == 1)
             }
+            #expect(first.0 == .conflict && first.1 == "IDEMPOTENCY_IN_PROGRESS", "\(first)")
+            #expect(try await Self.effects(of: user, database) == 1)
+            // And the key keeps the retry's answer.
+            try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
+                let replayed = try await Self.post(client, "/write", user: user, key: key)
+                #expect(replayed.0 == .created)
+            }
+            #expect(try await Self.effects(of: user, database) == 1)
         }
     }
 
@@ -201,20 +216,10 @@ import Testing
     @Test func aKeyThatIsGoneRefusesNothing() async throws {
         try await withTestDatabase { database in
             let (user, key) = (UUID(), UUID().uuidString)
-            let gate = Gate()
-            await gate.arm()
-            try await Application(router: Self.router(database, gate: gate)).test(.router) { client in
-                async let slow = Self.post(client, "/write", user: user, key: key)
-                await gate.untilArrived()
-                try await database.transaction(userId: user) { connection in
-                    try await connection.run(
-                        "DELETE FROM idempotency_keys WHERE user_id = \(user) AND key = \(key)",
-                        logger: TestEnvironment.logger)
-                }
-                await gate.open()
-                #expect(try await slow.0 == .created)
-                #expect(try await Self.effects(of: user, database) == 1)
-            }
+            let gone: PostgresQuery = "DELETE FROM idempotency_keys WHERE user_id = \(user) AND key = \(key)"
+            let first = try await Self.whileTheFirstWaits(database, user: user, key: key, keySQL: gone)
+            #expect(first.0 == .created)
+            #expect(try await Self.effects(of: user, database) == 1)
         }
     }
 }
