@@ -170,6 +170,48 @@ import Testing
         }
     }
 
+    /// A member removed by another transaction while their own ran is still a member to that
+    /// transaction's policies (the communities of its start), its message included: its writes
+    /// stand or fall together, rather than the content passing and the message failing (a 500;
+    /// migration 0055, found by a review).
+    @Test func aMemberRemovedMeanwhileStillWritesTheirMessage() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.club(of: coach, with: [ada])
+            try await withTestDatabase { db in
+                let removalStarted = AsyncStream<Void>.makeStream()
+                let enterDone = AsyncStream<Void>.makeStream()
+                // The removal starts first (its NOW() is earlier) and commits once Ada has entered.
+                let removal = Task {
+                    try await db.transaction(scope: .system) { connection in
+                        try await connection.run("SELECT 1", logger: TestEnvironment.logger)
+                        removalStarted.continuation.yield()
+                        for await _ in enterDone.stream { break }
+                        try await connection.run(
+                            "UPDATE members SET left_at = NOW() WHERE community_id = \(club.id) AND user_id = \(ada.id)",
+                            logger: TestEnvironment.logger)
+                    }
+                }
+                for await _ in removalStarted.stream { break }
+                var refused: (any Error)?
+                do {
+                    try await db.transaction(userId: ada.id) { connection in
+                        enterDone.continuation.yield()
+                        try await removal.value
+                        try await connection.run(
+                            """
+                            INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, actor_id, data)
+                            VALUES (gen_random_uuid(), 'notifications', 'post.created', 1, NOW(), \(club.id), \(ada.id), '{}')
+                            """, logger: TestEnvironment.logger)
+                    }
+                } catch {
+                    refused = error
+                }
+                #expect(refused == nil, "\(String(reflecting: refused))")
+            }
+        }
+    }
+
     /// A `SECURITY DEFINER` function runs past the policies, so the services' role may call only
     /// those meant for it, each applying its rule to the ids it is given. `CREATE FUNCTION`
     /// grants every role, and two trigger helpers were callable by anyone until migration 0053:
