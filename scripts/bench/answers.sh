@@ -13,6 +13,9 @@
 #            their own, alternating yes and no;
 #   one:     the same, everyone answering one event (answers to an instance are serialised
 #            by its lock, by design);
+#   spread-keyed: spread with a new Idempotency-Key on every answer, as an offline client's
+#            queued writes carry one (the key's claim, its mark in the answer's transaction and
+#            the kept response);
 #   floor:   pgbench: per transaction, enter as the member (app_enter_as_user) and upsert
 #            their answer (the same row, triggers and indexes); -M prepared (floor) and
 #            -M extended (floor-extended, planned each time as the service's statements are).
@@ -50,10 +53,13 @@ function setup(thread)
     counter = counter + 1
 end
 local shape = "SHAPE"
+local keyed = shape == "spread-keyed"
+local sent = 0
 function init(args)
     local per = math.floor(#tokens / $threads)
     first, last = slice * per + 1, slice * per + per
     next_member, answered = first, {}
+    started = os.time()
 end
 function request()
     local member = next_member
@@ -61,8 +67,13 @@ function request()
     answered[member] = not answered[member]
     local event = shape == "one" and events[#events] or events[member]
     local body = answered[member] and '{"status":"yes"}' or '{"status":"no"}'
-    return wrk.format("POST", "/api/v1/communities/$COMMUNITY/events/" .. event .. "/rsvp",
-        {["Authorization"] = "Bearer " .. tokens[member], ["Content-Type"] = "application/json"}, body)
+    local headers = {["Authorization"] = "Bearer " .. tokens[member], ["Content-Type"] = "application/json"}
+    if keyed then
+        -- A key no earlier run used: this run's start, the thread's slice and a count.
+        sent = sent + 1
+        headers["Idempotency-Key"] = string.format("bench-%s-%d-%d", started, slice, sent)
+    end
+    return wrk.format("POST", "/api/v1/communities/$COMMUNITY/events/" .. event .. "/rsvp", headers, body)
 end
 function done(summary, latency, requests)
     local errors = summary.errors.status + summary.errors.connect + summary.errors.read
@@ -73,7 +84,7 @@ function done(summary, latency, requests)
 end
 EOF
 
-for shape in spread one; do sed "s/SHAPE/$shape/" "$work/answers.lua.in" >"$work/$shape.lua"; done
+for shape in spread spread-keyed one; do sed "s/SHAPE/$shape/" "$work/answers.lua.in" >"$work/$shape.lua"; done
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
     "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS members and connections, ${SECONDS_PER_RUN}s per run"
@@ -96,6 +107,7 @@ floor() {
 }
 for round in $(seq "$ROUNDS"); do
     answers spread
+    answers spread-keyed
     answers one
     floor floor prepared
     floor floor-extended extended

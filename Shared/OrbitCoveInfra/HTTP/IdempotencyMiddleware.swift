@@ -81,83 +81,39 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         message: "The request with this Idempotency-Key was applied, but its response was lost; read the result instead"
     )
 
-    /// What a key already holds, or `nil` when `holder` now owns it.
+    /// What a key already holds, or `nil` when `holder` now owns it. One statement
+    /// (`app_idempotency_claim`, migration 0056): it enters as the key's owner, claims the key,
+    /// or reads what it holds, waiting for a holder committing right now and then seeing its
+    /// writes applied; a key released between the insert and the read is claimed again.
     private func claim(_ holder: IdempotencyClaim, hash: String) async throws -> Stored? {
-        try await database.transaction(userId: holder.userId) { connection in
-            // A key released between the insert and the read is taken again: a request never
-            // runs without its row.
-            for _ in 0..<3 {
-                switch try await attempt(holder, hash: hash, on: connection) {
-                case .owned: return nil
-                case .held(let stored): return stored
-                case .gone: continue
+        try await database.withConnection { connection in
+            let rows = try await connection.query(
+                """
+                SELECT outcome, status_code, content_type, location, body
+                FROM app_idempotency_claim(\(holder.userId), \(holder.key), \(hash), \(holder.id))
+                """, logger: logger)
+            for try await row in rows {
+                var cells = RowReader(row)
+                let outcome: String = try cells.next("outcome")
+                let status: Int? = try cells.next("status_code")
+                let contentType: String? = try cells.next("content_type")
+                let location: String? = try cells.next("location")
+                let body: ByteBuffer? = try cells.next("body")
+                switch outcome {
+                case "owned": return nil
+                case "held":
+                    guard let status else { throw Self.inProgress }
+                    return Stored(status: status, contentType: contentType, location: location, body: body)
+                case "reused":
+                    throw APIError(
+                        .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
+                        message: "This Idempotency-Key was used with a different request")
+                case "lost": throw Self.responseLost
+                default: throw Self.inProgress
                 }
             }
             throw Self.inProgress
         }
-    }
-
-    private enum Attempt {
-        /// The request holds the key (new, or taken over from one that died).
-        case owned
-        /// The key holds this response.
-        case held(Stored)
-        /// The key was released between the insert and the read.
-        case gone
-    }
-
-    private func attempt(
-        _ holder: IdempotencyClaim, hash: String, on connection: PostgresConnection
-    ) async throws -> Attempt {
-        let (userId, key, claim) = (holder.userId, holder.key, holder.id)
-        let inserted = try await connection.query(
-            """
-            INSERT INTO idempotency_keys (user_id, key, request_hash, claim)
-            VALUES (\(userId), \(key), \(hash), \(claim))
-            ON CONFLICT DO NOTHING RETURNING 1
-            """, logger: logger)
-        for try await _ in inserted { return .owned }
-        // Waits for a holder committing its writes right now, and then sees them applied.
-        let rows = try await connection.query(
-            """
-            SELECT request_hash, status_code, content_type, location, body,
-                   created_at < NOW() - INTERVAL '2 minutes' AS abandoned,
-                   applied_at IS NOT NULL AS applied, completed_at IS NOT NULL AS completed
-            FROM idempotency_keys
-            WHERE user_id = \(userId) AND key = \(key)
-            FOR UPDATE
-            """, logger: logger)
-        for try await row in rows {
-            var cells = RowReader(row)
-            let storedHash: String = try cells.next("request_hash")
-            let status: Int? = try cells.next("status_code")
-            let contentType: String? = try cells.next("content_type")
-            let location: String? = try cells.next("location")
-            let body: ByteBuffer? = try cells.next("body")
-            let abandoned: Bool = try cells.next("abandoned")
-            let applied: Bool = try cells.next("applied")
-            let completed: Bool = try cells.next("completed")
-            guard storedHash == hash else {
-                throw APIError(
-                    .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
-                    message: "This Idempotency-Key was used with a different request")
-            }
-            if status == nil, applied, completed || abandoned { throw Self.responseLost }
-            if status == nil, abandoned {
-                // The request that took the key never finished (its process died, say) and
-                // wrote nothing: this one takes over rather than the client being refused for
-                // a day. If the first commits after all, its transaction fails.
-                try await connection.run(
-                    """
-                    UPDATE idempotency_keys SET request_hash = \(hash), created_at = NOW(), claim = \(claim)
-                    WHERE user_id = \(userId) AND key = \(key)
-                    """, logger: logger)
-                return .owned
-            }
-            guard let status else { throw Self.inProgress }
-            return .held(Stored(status: status, contentType: contentType, location: location, body: body))
-        }
-        return .gone
     }
 
     /// Keeps the final response of a request that owned the key, and returns it.
@@ -179,13 +135,12 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         var copy = response
         copy.body = .init(byteBuffer: body)
         do {
-            try await database.transaction(userId: holder.userId) { connection in
-                try await connection.query(
+            try await database.withConnection { connection in
+                try await connection.run(
                     """
-                    UPDATE idempotency_keys
-                    SET status_code = \(status), content_type = \(response.headers[.contentType]),
-                        location = \(response.headers[.location]), body = \(body), completed_at = NOW()
-                    WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
+                    SELECT app_idempotency_keep(
+                        \(holder.userId), \(holder.key), \(holder.id), \(Int32(status)), \(response.headers[.contentType]),
+                        \(response.headers[.location]), \(body))
                     """, logger: logger)
             }
         } catch {
@@ -200,21 +155,13 @@ package struct IdempotencyMiddleware: RouterMiddleware {
     /// Gives the key up after a response that is not kept: deleted, so that a retry runs, unless
     /// `keepIfApplied` and the request's writes committed, in which case it is kept as applied
     /// with no response, so that a retry hears so. The database decides, not `holder.applied`:
-    /// a commit whose acknowledgement was lost is applied all the same.
+    /// a commit whose acknowledgement was lost is applied all the same. One statement
+    /// (`app_idempotency_release`, migration 0056).
     private func release(_ holder: IdempotencyClaim, keepIfApplied: Bool) async throws {
-        try await database.transaction(userId: holder.userId) { connection in
-            let deleted = try await connection.changedRows(
-                """
-                DELETE FROM idempotency_keys
-                WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
-                  AND (applied_at IS NULL OR NOT \(keepIfApplied))
-                RETURNING 1
-                """, logger: logger)
-            guard deleted == 0 else { return }
+        try await database.withConnection { connection in
             try await connection.run(
                 """
-                UPDATE idempotency_keys SET completed_at = NOW()
-                WHERE user_id = \(holder.userId) AND key = \(holder.key) AND claim = \(holder.id)
+                SELECT app_idempotency_release(\(holder.userId), \(holder.key), \(holder.id), \(keepIfApplied))
                 """, logger: logger)
         }
     }
