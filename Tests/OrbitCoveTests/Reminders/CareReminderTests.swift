@@ -377,6 +377,61 @@ import Testing
         }
     }
 
+    /// A planner that waited for the reminder's lock plans the reminder as it is once it has
+    /// the lock (found by a review: it read the reminder before taking the lock, so behind a
+    /// later change's planner it planned the time the reminder had before that change).
+    @Test func aPlannerThatWaitedForTheLockPlansTheReminderAsItIsNow() async throws {
+        try await RemindersHarness.run { harness in
+            let coach = try await harness.api.signIn("Coach")
+            let club = try await harness.api.community(by: coach)
+            let walk = try await harness.reminder(
+                in: club, by: coach, #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#)
+            let database = harness.database
+            // Another planner holds the reminder's lock.
+            let locked = AsyncStream.makeStream(of: Void.self)
+            let release = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                defer { locked.continuation.finish() }
+                try await database.transaction(scope: .system) { connection in
+                    try await connection.run(
+                        "SELECT 1 FROM reminder_subjects WHERE kind = 'care' AND subject_id = \(walk.id) FOR UPDATE",
+                        logger: TestEnvironment.logger)
+                    locked.continuation.yield()
+                    var released = release.stream.makeAsyncIterator()
+                    _ = await released.next()
+                }
+            }
+            var lockedIterator = locked.stream.makeAsyncIterator()
+            try #require(await lockedIterator.next() != nil)
+            let horizon = ReminderHorizon(
+                database: database, logger: TestEnvironment.logger, wakeups: SchedulerWakeups())
+            let planner = Task { await horizon.planCareNow(walk.id) }
+            try await Task.sleep(for: .milliseconds(300))
+            // Meanwhile the reminder moves to 08:00 (as the system, so nothing else plans it).
+            try await database.transaction(scope: .system) { connection in
+                try await connection.run(
+                    "UPDATE care_reminders SET time_of_day = '08:00' WHERE id = \(walk.id)",
+                    logger: TestEnvironment.logger)
+            }
+            release.continuation.finish()
+            try await holder.value
+            await planner.value
+            let times = try await database.transaction(scope: .system) { connection in
+                var times: [String] = []
+                for try await time in try await connection.query(
+                    """
+                    SELECT DISTINCT to_char(due_at AT TIME ZONE 'UTC', 'HH24:MI') FROM care_occurrences
+                    WHERE reminder_id = \(walk.id) AND due_at > now()
+                    """, logger: TestEnvironment.logger
+                ).decode(String.self) {
+                    times.append(time)
+                }
+                return times
+            }
+            #expect(times == ["08:00"])
+        }
+    }
+
     @Test func aNewReminderMakesNoOccurrenceThatFellDueBeforeIt() async throws {
         try await RemindersHarness.run { harness in
             let api = harness.api

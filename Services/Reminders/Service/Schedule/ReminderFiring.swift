@@ -48,12 +48,13 @@ struct ReminderFiring: Sendable {
         var nextDueIn: Duration? = nil
     }
 
-    /// Fires one batch of what is due (PostgreSQL's clock). With nothing due, reads when the next
-    /// row falls due in the same transaction: `reminder_schedule` is the system's (its policy
+    /// Fires one batch of what is due (PostgreSQL's clock), or only the row `row` if it is still
+    /// due and no one holds it. With nothing due, reads when the next row falls due in the same
+    /// transaction: `reminder_schedule` is the system's (its policy
     /// shows no row outside a system transaction).
-    func fireBatch(limit: Int? = nil) async throws -> Batch {
+    func fireBatch(limit: Int? = nil, only row: Int? = nil) async throws -> Batch {
         try await database.transaction(scope: .system) { connection in
-            let claimed = try await claim(limit: limit ?? batchSize, on: connection)
+            let claimed = try await claim(limit: limit ?? batchSize, only: row, on: connection)
             guard !claimed.isEmpty else { return Batch(claimed: 0, nextDueIn: try await nextDueIn(on: connection)) }
             let firedAt = Date()
             var fired: [Int: Fired] = [:]
@@ -94,27 +95,42 @@ struct ReminderFiring: Sendable {
     }
 
     /// The first due row, fired alone after its batch failed with a database error: if it fails
-    /// alone too, it is marked `failed` (and logged) so the rows behind it go on firing.
-    func isolateFailure() async throws {
+    /// alone too, that row and no other is marked `failed` (and logged) so the rows behind it go
+    /// on firing; whether it was given up. A failure that is the moment's rather than the row's
+    /// (``MessageBatcher/isPassing(_:)``: a timeout, a lock or deadlock, a shutdown) gives up
+    /// nothing and is thrown, for the scheduler to back off and try again.
+    @discardableResult
+    func isolateFailure() async throws -> Bool {
+        // The row is named before it is fired: the one given up is the one that failed, not
+        // whichever is first when the give-up runs (another replica may hold it by then, or a
+        // row due at the same moment come first).
+        let first = try await database.transaction(scope: .system) { connection -> Int? in
+            for try await id in try await connection.query(
+                """
+                SELECT id FROM reminder_schedule WHERE fired_at IS NULL AND due_at <= now()
+                ORDER BY due_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+                """, logger: logger
+            ).decode(Int.self) {
+                return id
+            }
+            return nil
+        }
+        guard let first else { return false }
         do {
-            _ = try await fireBatch(limit: 1)
-        } catch let error as PSQLError where error.serverInfo != nil {
-            let id = try await database.transaction(scope: .system) { connection -> Int? in
-                for try await id in try await connection.query(
+            _ = try await fireBatch(limit: 1, only: first)
+            return false
+        } catch let error as PSQLError where error.serverInfo != nil && !MessageBatcher.isPassing(error) {
+            try await database.transaction(scope: .system) { connection in
+                try await connection.run(
                     """
                     UPDATE reminder_schedule SET fired_at = now(), outcome = 'failed'
-                    WHERE id = (SELECT id FROM reminder_schedule WHERE fired_at IS NULL AND due_at <= now()
-                                ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-                    RETURNING id
-                    """, logger: logger
-                ).decode(Int.self) {
-                    return id
-                }
-                return nil
+                    WHERE id = \(first) AND fired_at IS NULL
+                    """, logger: logger)
             }
             logger.error(
                 "a reminder could not be fired and was given up",
-                metadata: ["row": "\(id.map(String.init) ?? "none")", "error": .string(logDescription(of: error))])
+                metadata: ["row": "\(first)", "error": .string(logDescription(of: error))])
+            return true
         }
     }
 
@@ -123,7 +139,7 @@ struct ReminderFiring: Sendable {
     func isolateUnknown() async throws {
         let kinds = ReminderKind.allCases.map(\.rawValue)
         try await database.transaction(scope: .system) { connection in
-            try await connection.query(
+            try await connection.run(
                 """
                 UPDATE reminder_schedule SET fired_at = now(), outcome = 'failed'
                 WHERE fired_at IS NULL AND due_at <= now() AND NOT (kind = ANY(\(kinds)::text[]))
@@ -145,14 +161,14 @@ struct ReminderFiring: Sendable {
         return nil
     }
 
-    private func claim(limit: Int, on connection: PostgresConnection) async throws -> [Claimed] {
+    private func claim(limit: Int, only row: Int?, on connection: PostgresConnection) async throws -> [Claimed] {
         var claimed: [Claimed] = []
         for try await row in try await connection.query(
             """
             SELECT s.id, s.community_id, c.name, s.kind, s.subject_id, s.occurrence, s.step, s.due_at, s.instance_start
             FROM reminder_schedule s JOIN communities c ON c.id = s.community_id
-            WHERE s.fired_at IS NULL AND s.due_at <= now()
-            ORDER BY s.due_at
+            WHERE s.fired_at IS NULL AND s.due_at <= now() AND (\(row)::bigint IS NULL OR s.id = \(row))
+            ORDER BY s.due_at, s.id
             LIMIT \(limit)
             FOR UPDATE OF s SKIP LOCKED
             """, logger: logger)

@@ -27,13 +27,24 @@ extension ReminderHorizon {
     /// minutes, both keyed by the snooze count, so a snooze arms them again. An occurrence that
     /// fell due before the reminder had it (a new reminder, a new time) is not made: nobody is
     /// told it is overdue before anyone was reminded.
+    ///
+    /// The reminder is read once its lock is held, as an event is: read before, a planner that
+    /// waited for the lock behind a later change's planner would plan what the reminder was.
     func planCare(_ id: UUID, on connection: PostgresConnection) async throws {
-        guard let reminder = try await CareStore.reminderRow(id, on: connection, logger: logger) else {
+        var community: UUID?
+        for try await found in try await connection.query(
+            "SELECT community_id FROM care_reminders WHERE id = \(id)", logger: logger
+        ).decode(UUID.self) {
+            community = found
+        }
+        guard let community else {
             try await ReminderRows.forget(subject: id, subjectKind: "care", on: connection, logger: logger)
             return
         }
-        try await lock("care", id, community: reminder.communityId, on: connection)
-        guard reminder.deletedAt == nil else {
+        try await lock("care", id, community: community, on: connection)
+        guard let reminder = try await CareStore.reminderRow(id, on: connection, logger: logger),
+            reminder.deletedAt == nil
+        else {
             try await ReminderRows.forget(subject: id, subjectKind: "care", on: connection, logger: logger)
             return
         }

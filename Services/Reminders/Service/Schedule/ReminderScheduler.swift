@@ -42,7 +42,8 @@ struct ReminderScheduler: Service {
 
     /// Fires batches until nothing is due; how long to sleep then. A batch that fails with a
     /// database error is tried a row at a time, so one row that cannot fire (given up as
-    /// `failed`) does not hold back the others.
+    /// `failed`) does not hold back the others; a failure that is the moment's
+    /// (``MessageBatcher/isPassing(_:)``) is thrown, for ``run()`` to back off and try again.
     func round() async throws -> Duration {
         var next: Duration?
         while true {
@@ -52,11 +53,14 @@ struct ReminderScheduler: Service {
                     next = batch.nextDueIn
                     break
                 }
-            } catch let error as PSQLError where error.serverInfo != nil {
+            } catch let error as PSQLError where error.serverInfo != nil && !MessageBatcher.isPassing(error) {
                 logger.warning(
                     "a batch of reminders failed; firing them one at a time",
                     metadata: ["error": .string(logDescription(of: error))])
-                try await firing.isolateFailure()
+                // After a row is given up, the rest wait for the backoff: if every row fails
+                // (a fault of the database's, not of one row), rows are given up one per
+                // backoff step rather than all at once.
+                if try await firing.isolateFailure() { throw GaveUpARow() }
             } catch is ReminderReasons.UnknownKind {
                 try await firing.isolateUnknown()
             }
@@ -64,4 +68,9 @@ struct ReminderScheduler: Service {
         guard let next else { return longestSleep }
         return min(longestSleep, max(shortestSleep, next))
     }
+}
+
+/// A row was given up: the scheduler backs off before the next round.
+struct GaveUpARow: Error, CustomStringConvertible {
+    var description: String { "a reminder could not be fired and was given up" }
 }
