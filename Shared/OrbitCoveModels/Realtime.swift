@@ -50,8 +50,10 @@ package struct StreamFrame: Codable, Sendable, Equatable {
         /// The community is followed from `syncToken`: what changed since the client's token
         /// has been sent (the changes before this frame), live changes follow.
         case subscribed
-        /// The client's token is older than sync keeps, or was missing: run a full sync, then
-        /// subscribe with its token.
+        /// The client's token is older than sync keeps, was missing, or is more than
+        /// `SyncEngine.mostChanges` changes behind: run a full sync, then subscribe with its
+        /// token. (Sent for a followed community whose catch-up finds that many, too; it stays
+        /// followed.)
         case reset
         /// The caller may not follow this community (`code`: `COMMUNITY_NOT_FOUND`,
         /// `TOO_MANY_SUBSCRIPTIONS`, `VALIDATION_FAILED`); the others are served.

@@ -157,6 +157,40 @@ import Testing
         }
     }
 
+    /// Past ``SyncEngine/mostChanges`` change-log entries since its token, an incremental sync
+    /// is a full sync, paged (found by a review: every change was read, loaded and answered in
+    /// one response, however many, for a token the client may have made up); the stream says
+    /// `reset` for the same reason (`StreamTests`).
+    @Test func anIncrementalSyncPastItsMostChangesIsAFullSync() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: ada)
+            let path = "/api/v1/communities/\(club.id)/sync"
+            var token = try await api.call(.get, path, as: ada).data(CommunitySync.self).syncToken
+            try await Self.logChanges(SyncEngine.mostChanges, in: club)
+            let within = try await api.call(.get, path + "?since=\(token)", as: ada).data(CommunitySync.self)
+            #expect(!within.full && within.members.deleted.count == SyncEngine.mostChanges)
+            token = within.syncToken
+            try await Self.logChanges(SyncEngine.mostChanges + 1, in: club)
+            let past = try await api.call(.get, path + "?since=\(token)", as: ada).data(CommunitySync.self)
+            #expect(past.full && past.community?.id == club.id)
+            #expect(past.members.created.map(\.userId) == [ada.id] && past.members.deleted.isEmpty)
+        }
+    }
+
+    /// `count` change-log entries for members of `club` that do not exist (a sync says they
+    /// were deleted), committed now.
+    static func logChanges(_ count: Int, in club: Community) async throws {
+        try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+            try await owner.client.query(
+                """
+                INSERT INTO change_log (community_id, entity_kind, entity_id, operation, txid)
+                SELECT \(club.id), 'member', gen_random_uuid(), 'delete', pg_current_xact_id()
+                FROM generate_series(1, \(count))
+                """, logger: TestEnvironment.logger)
+        }
+    }
+
     /// The change log is read from the token's xmin on an index: thousands of older changes
     /// in the same community are not even looked at.
     @Test func aSyncReadsOnlyTheChangesSinceItsToken() async throws {

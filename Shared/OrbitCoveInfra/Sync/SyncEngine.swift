@@ -33,6 +33,13 @@ package struct SyncEngine: Sendable {
     /// Older tokens than this start over with a full sync: the change log keeps 90 days.
     package static let tokenLifetime: TimeInterval = 80 * 24 * 3600
 
+    /// An incremental sync reads at most this many change-log entries; past them the answer is
+    /// a full sync, paged, as for a token too old: a client that was away while its community
+    /// changed a great deal (or one that sends a token it made up, naming a snapshot from long
+    /// ago) costs a paged full sync, never one answer of every change. The stream does the
+    /// same (`reset`).
+    package static let mostChanges = 2_000
+
     package enum Request: Sendable {
         case full
         case since(SyncToken)
@@ -61,8 +68,14 @@ package struct SyncEngine: Sendable {
                 return try await page(
                     communityId, from: position, token: position.token, community: nil, on: connection)
             case .since(let token) where now.timeIntervalSince(token.issuedAt) < Self.tokenLifetime:
-                return try await changes(
+                if let response = try await changes(
                     communityId, since: token, next: current, community: community, on: connection)
+                {
+                    return response
+                }
+                return try await page(
+                    communityId, from: SyncPageToken(token: current, kindIndex: 0, after: nil), token: current,
+                    community: community, on: connection)
             case .full, .since:
                 return try await page(
                     communityId, from: SyncPageToken(token: current, kindIndex: 0, after: nil), token: current,
@@ -71,17 +84,21 @@ package struct SyncEngine: Sendable {
         }
     }
 
+    /// What changed since `token`, or nil when more than ``mostChanges`` entries did.
     private func changes(
         _ communityId: UUID, since token: SyncToken, next: SyncToken, community: Community,
         on connection: PostgresConnection
-    ) async throws -> SyncResponse {
+    ) async throws -> SyncResponse? {
         var changed: [String: [UUID: Bool]] = [:]
         var communityChanged = false
-        for try await (kind, entityId, inserted) in try await connection.query(
+        var entries = 0
+        for try await (kind, entityId, inserted, count) in try await connection.query(
             Self.changes(in: communityId, since: token.snapshot), logger: logger
-        ).decode((String, UUID, Bool).self) {
+        ).decode((String, UUID, Bool, Int).self) {
+            entries += count
             if kind == "community" { communityChanged = true } else { changed[kind, default: [:]][entityId] = inserted }
         }
+        guard entries <= Self.mostChanges else { return nil }
         var response = SyncResponse(
             community: communityChanged ? community : nil, sections: [:], sectionNames: registry.sectionNames,
             syncToken: next.text, full: false, nextPage: nil)
@@ -128,14 +145,18 @@ package struct SyncEngine: Sendable {
     }
 
     /// The entities of `communityId` changed by transactions `snapshot` did not see, each once,
-    /// with whether one of those changes created it.
+    /// with whether one of those changes created it and how many log entries name it, from at
+    /// most ``mostChanges`` + 1 entries (so more than ``mostChanges`` in all means there were more).
     package static func changes(in communityId: UUID, since snapshot: String) -> PostgresQuery {
         """
-        SELECT entity_kind, entity_id, bool_or(operation = 'insert')
-        FROM change_log
-        WHERE community_id = \(communityId)
-          AND txid >= pg_snapshot_xmin(\(snapshot)::pg_snapshot)
-          AND NOT pg_visible_in_snapshot(txid, \(snapshot)::pg_snapshot)
+        SELECT entity_kind, entity_id, bool_or(operation = 'insert'), count(*)::int
+        FROM (
+            SELECT entity_kind, entity_id, operation FROM change_log
+            WHERE community_id = \(communityId)
+              AND txid >= pg_snapshot_xmin(\(snapshot)::pg_snapshot)
+              AND NOT pg_visible_in_snapshot(txid, \(snapshot)::pg_snapshot)
+            LIMIT \(mostChanges + 1)
+        ) AS entries
         GROUP BY entity_kind, entity_id
         """
     }

@@ -222,6 +222,37 @@ import WSClient
         }
     }
 
+    /// A subscription whose token is more than ``SyncEngine/mostChanges`` change-log entries
+    /// behind gets `reset` (run a full sync) instead of a frame per change (found by a review:
+    /// every entry was sent, however many); another community of the same request is served.
+    @Test func aTokenTooFarBehindIsResetNotSentChangeByChange() async throws {
+        try await CoreHarness.run { api in
+            let (_, club, ada) = try await api.clubWithOneMember()
+            let quiet = try await api.community(by: ada)
+            let (busyToken, quietToken) = (
+                try await Self.syncToken(api, club, as: ada), try await Self.syncToken(api, quiet, as: ada)
+            )
+            try await SyncTests.logChanges(SyncEngine.mostChanges + 1, in: club)
+            try await Self.run(api) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try stream.send(
+                    StreamClientFrame(
+                        type: .subscribe,
+                        communities: [
+                            StreamSubscription(communityId: club.id, syncToken: busyToken),
+                            StreamSubscription(communityId: quiet.id, syncToken: quietToken),
+                        ]))
+                let frames = try await stream.wait(for: "two answers") { frames in
+                    frames.filter { [.subscribed, .reset].contains($0.type) }.count == 2
+                }
+                #expect(frames.contains { $0.type == .reset && $0.communityId == club.id })
+                #expect(frames.contains { $0.type == .subscribed && $0.communityId == quiet.id })
+                #expect(!frames.contains { $0.type == .change && $0.communityId == club.id })
+                await stream.close()
+            }
+        }
+    }
+
     @Test func aRemovedMemberStopsReceivingAtOnce() async throws {
         try await CoreHarness.run { api in
             let (coach, club, ada, ben) = try await api.clubWithTwoMembers()

@@ -18,6 +18,10 @@ struct StreamLog: Sendable {
         var memberOf: Set<UUID>
         /// Per community asked with a position: what changed since it, in the log's order.
         var changes: [UUID: [StreamBatch.Change]]
+        /// The communities asked with a position since which more than
+        /// ``SyncEngine/mostChanges`` entries changed: their changes are not read (nor in
+        /// ``changes``); the client runs a full sync instead (`reset`).
+        var tooManyChanges: Set<UUID> = []
     }
 
     /// One snapshot for all of it (REPEATABLE READ): the user's communities now, and for each
@@ -40,6 +44,7 @@ struct StreamLog: Sendable {
             }
             let memberOf = Set(members)
             var changes: [UUID: [StreamBatch.Change]] = [:]
+            var tooMany = Set<UUID>()
             for (community, since) in positions where memberOf.contains(community) {
                 var list: [StreamBatch.Change] = []
                 let rows = try await connection.query(
@@ -49,16 +54,21 @@ struct StreamLog: Sendable {
                       AND txid >= pg_snapshot_xmin(\(since.text)::pg_snapshot)
                       AND NOT pg_visible_in_snapshot(txid, \(since.text)::pg_snapshot)
                     ORDER BY id
+                    LIMIT \(SyncEngine.mostChanges + 1)
                     """, logger: logger)
                 for try await (kind, id, operation, txid) in rows.decode((String, UUID, String, String).self) {
                     guard let txid = UInt64(txid) else { continue }
                     list.append(.init(community: community, kind: kind, id: id, operation: operation, txid: txid))
                 }
-                changes[community] = list
+                if list.count > SyncEngine.mostChanges {
+                    tooMany.insert(community)
+                } else {
+                    changes[community] = list
+                }
             }
             return Read(
                 snapshot: snapshot, token: SyncToken(snapshot: text, issuedAt: now), memberOf: memberOf,
-                changes: changes)
+                changes: changes, tooManyChanges: tooMany)
         }
     }
 }

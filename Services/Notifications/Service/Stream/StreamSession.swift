@@ -122,6 +122,12 @@ struct StreamSession {
                         message: "No such community"))
                 continue
             }
+            guard !read.tooManyChanges.contains(community) else {
+                // As a token too old: not followed until the client subscribes with a full sync's.
+                if positions.removeValue(forKey: community) != nil { hub.unfollow(community, by: connection) }
+                try await write(Self.tooManyChanges(in: community))
+                continue
+            }
             let token = read.token.text
             for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
             if positions.updateValue(read.snapshot, forKey: community) == nil { hub.follow(community, by: connection) }
@@ -185,7 +191,12 @@ struct StreamSession {
         let read = try await log.read(for: connection.userId, since: positions.filter { communities.contains($0.key) })
         let token = read.token.text
         for community in communities.sorted(by: { $0.uuidString < $1.uuidString }) where positions[community] != nil {
-            if read.memberOf.contains(community) {
+            if read.tooManyChanges.contains(community) {
+                // Still followed from here: what changes after it comes as it commits, beside the
+                // client's full sync (a change in both is applied twice, harmlessly).
+                try await write(Self.tooManyChanges(in: community))
+                positions[community] = read.snapshot
+            } else if read.memberOf.contains(community) {
                 for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
                 positions[community] = read.snapshot
             } else {
@@ -217,6 +228,14 @@ struct StreamSession {
         }
         (known, checked) = (read.memberOf.subtracting(unannounced), read.snapshot)
         hasUnannouncedJoins = !unannounced.isEmpty
+    }
+
+    /// More changed since the client's position than a stream sends one by one
+    /// (``SyncEngine/mostChanges``): the client runs a full sync.
+    static func tooManyChanges(in community: UUID) -> StreamFrame {
+        StreamFrame(
+            type: .reset, communityId: community,
+            message: "More changed than the stream sends one by one: run a full sync")
     }
 
     static func frame(_ change: StreamBatch.Change, token: String) -> StreamFrame {
