@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 
@@ -14,5 +15,27 @@ extension PostgresConnection {
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws {
         for try await _ in try await self.query(query, logger: logger, file: file, line: line) {}
+    }
+}
+
+/// A table whose rows are soft-deleted (`deleted_at`), for ``PostgresConnection/refusal(of:in:gone:logger:)``.
+package enum SoftDeletedTable: String, Sendable {
+    case posts
+    case comments
+    case events
+}
+
+extension PostgresConnection {
+    /// Why a write guarded by `deleted_at IS NULL` (or a locking read) found no row that the
+    /// request had just read: the row was deleted meanwhile (two deletes at once, a retry after
+    /// a lost answer), which is `gone`; or it is still there and the second wall refused the
+    /// write (the actor was demoted meanwhile), which is `403`.
+    package func refusal(
+        of id: UUID, in table: SoftDeletedTable, gone: APIError, logger: Logger
+    ) async throws -> APIError {
+        let rows = try await query(
+            "SELECT 1 FROM \(unescaped: table.rawValue) WHERE id = \(id) AND deleted_at IS NULL", logger: logger)
+        for try await _ in rows { return .forbidden }
+        return gone
     }
 }

@@ -474,6 +474,34 @@ import Testing
         }
     }
 
+    /// What a member paid before leaving stays collected: the summary counts whoever the
+    /// period's standings list (found by a probe: dues owed by everyone listed the payment of
+    /// a member who had left, but their summary, read from current members only, dropped it).
+    @Test func whatAMemberWhoLeftPaidStaysCollected() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben])
+            let dues = try await api.call(
+                .post, Self.path(club, "dues"), as: coach,
+                json: #"{"name":"Season","amount":100,"currency":"EUR","dueDate":"2099-12-01"}"#
+            ).data(Dues.self)
+            let path = Self.path(club, "dues/\(dues.id)")
+            let paid = try await api.call(
+                .post, "\(path)/payments", as: coach, json: #"{"userId":"\#(ben.id)","amount":40,"method":"cash"}"#)
+            #expect(paid.status == .created)
+            #expect(try await api.call(.post, "/api/v1/communities/\(club.id)/leave", as: ben).status == .noContent)
+
+            let detail = try await api.call(.get, path, as: coach).data(DuesDetail.self)
+            #expect(detail.members.map(\.userId).contains(ben.id) && detail.members.count == 3)
+            #expect(detail.dues.summary.collected == 40 && detail.dues.summary.partial == 1)
+            #expect(detail.dues.summary.unpaid == 2 && detail.dues.summary.outstanding == 260)
+            let listed = try await api.call(.get, Self.path(club, "dues"), as: coach).page(Dues.self)
+            #expect(listed.items.first?.summary == detail.dues.summary)
+        }
+    }
+
     @Test func duesCollectPaymentsAndWaiversPerMemberAndPeriod() async throws {
         try await CoreHarness.run { api in
             let (coach, ada, ben) = (

@@ -33,13 +33,15 @@ extension EventEditor {
         try granted.require(action, on: owner.owned)
         // Locked only now: a locking read goes through the write policy, so a member who may not
         // write the event would otherwise be told it does not exist. A lock the policy refuses
-        // after the gate allowed it means the actor was demoted meanwhile.
+        // after the gate allowed it means the actor was demoted meanwhile; an event deleted
+        // while the lock was awaited (two deletes at once, a retry) is not found.
         let locked: EventRecord
         do {
             locked = try await events.load(
                 owner.id, in: granted.communityId, forUpdate: true, on: connection, logger: logger)
         } catch let error as APIError where error.code == CalendarErrors.eventNotFound.code {
-            throw APIError.forbidden
+            throw try await connection.refusal(
+                of: owner.id, in: .events, gone: CalendarErrors.eventNotFound, logger: logger)
         }
         if series != nil, let start = instance?.recurrenceId ?? recurrenceId {
             if stored.isOverride, let scope, scope != .this {

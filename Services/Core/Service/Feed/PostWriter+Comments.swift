@@ -99,7 +99,10 @@ extension PostWriter {
                 """, logger: logger)
             var changed: Comment?
             for try await row in rows { changed = try PostRows.readComment(row) }
-            guard let changed else { throw APIError.forbidden }
+            guard let changed else {
+                throw try await connection.refusal(
+                    of: commentId, in: .comments, gone: FeedErrors.commentNotFound, logger: logger)
+            }
             change.touched(1)
             if granted.userId != owned.createdBy { change.audit("comment.edited", target: ("comment", commentId)) }
             if let mentions {
@@ -132,7 +135,10 @@ extension PostWriter {
                 WHERE id = \(commentId) AND post_id = \(postId) AND deleted_at IS NULL
                 RETURNING 1
                 """, logger: logger)
-            guard removed == 1 else { throw APIError.forbidden }
+            guard removed == 1 else {
+                throw try await connection.refusal(
+                    of: commentId, in: .comments, gone: FeedErrors.commentNotFound, logger: logger)
+            }
             change.touched(removed)
             if granted.userId != owned.createdBy {
                 change.audit(

@@ -117,7 +117,10 @@ struct PostWriter: Sendable {
                 var cells = RowReader(row)
                 editorName = try cells.next("editor_name")
             }
-            guard let editorName else { throw APIError.forbidden }
+            guard let editorName else {
+                throw try await connection.refusal(
+                    of: postId, in: .posts, gone: FeedErrors.postNotFound, logger: logger)
+            }
             change.touched(1)
             if granted.userId != current.owned.createdBy {
                 change.audit("post.edited", target: ("post", postId))
@@ -156,7 +159,10 @@ struct PostWriter: Sendable {
                 WHERE id = \(postId) AND community_id = \(community.id) AND deleted_at IS NULL
                 RETURNING 1
                 """, logger: logger)
-            guard removed == 1 else { throw APIError.forbidden }
+            guard removed == 1 else {
+                throw try await connection.refusal(
+                    of: postId, in: .posts, gone: FeedErrors.postNotFound, logger: logger)
+            }
             change.touched(removed)
             if granted.userId != current.owned.createdBy {
                 change.audit(
@@ -197,7 +203,10 @@ struct PostWriter: Sendable {
                 WHERE p.id = \(postId) AND p.community_id = \(community.id) AND p.deleted_at IS NULL
                 RETURNING 1
                 """, logger: logger)
-            guard pinned == 1 else { throw APIError.forbidden }
+            guard pinned == 1 else {
+                throw try await connection.refusal(
+                    of: postId, in: .posts, gone: FeedErrors.postNotFound, logger: logger)
+            }
             change.touched(pinned)
             change.audit(
                 "post.pinned", target: ("post", postId),

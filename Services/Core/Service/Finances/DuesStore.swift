@@ -58,6 +58,19 @@ struct DuesStore: Sendable {
 
         func owers(of row: Row) -> [UUID] { row.memberIds ?? members }
 
+        /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
+        /// then anyone else with a payment for that period (someone who paid and has since
+        /// left the community): what was collected is never missing from the summary.
+        func people(of row: Row, period: String) -> [UUID] {
+            var users = owers(of: row)
+            var listed = Set(users)
+            for payment in payments[row.id] ?? []
+            where payment.period == period && listed.insert(payment.userId).inserted {
+                users.append(payment.userId)
+            }
+            return users
+        }
+
         func standing(of user: UUID, in row: Row, period: String) -> DuesMemberStatus {
             let paid = self.paid[row.id]?[user]?[period] ?? []
             let waiver = waivers[row.id]?[period]?[user]
@@ -86,7 +99,7 @@ struct DuesStore: Sendable {
                 }
             }
             var summary = DuesSummary()
-            for user in owers(of: row) { summary.add(standing(of: user, in: row, period: current)) }
+            for user in people(of: row, period: current) { summary.add(standing(of: user, in: row, period: current)) }
             return Dues(
                 id: row.id, communityId: row.communityId, name: row.name, description: row.description,
                 amount: amount(of: row, for: current), currency: row.currency, dueDate: row.dueDate,
@@ -215,12 +228,9 @@ struct DuesStore: Sendable {
         guard DuesSchedule.isPeriod(period, from: row.dueDate, recurrence: row.recurrence) else {
             throw APIError.validation(["period": "is not a due date of these dues"])
         }
-        var users = ledger.owers(of: row)
-        for payment in ledger.payments[row.id] ?? [] where payment.period == period && !users.contains(payment.userId) {
-            users.append(payment.userId)
-        }
         return DuesDetail(
-            dues: dues, period: period, members: users.map { ledger.standing(of: $0, in: row, period: period) })
+            dues: dues, period: period,
+            members: ledger.people(of: row, period: period).map { ledger.standing(of: $0, in: row, period: period) })
     }
 
     /// One live dues' ledger, or `DUES_NOT_FOUND`.
