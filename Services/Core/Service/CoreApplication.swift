@@ -23,8 +23,10 @@ package enum CoreApplication {
         let kit = try ServiceKit(runtime: runtime, cacheSeconds: core.cacheSeconds)
         let database = kit.database
         let limiter = RateLimiter(redis: kit.redis, logger: runtime.logger("rate-limits"))
+        let events = EventRows(known: KnownEvents(limit: KnownEvents.serviceLimit))
         let retention = RetentionJobs(
             database: database, writes: kit.writes, interval: .seconds(core.retentionIntervalSeconds),
+            departed: DepartedAnswers(events: events, logger: runtime.logger("retention")),
             logger: runtime.logger("retention"))
 
         let router = kit.router()
@@ -43,7 +45,11 @@ package enum CoreApplication {
             publicURL: core.publicURL
         ).register(on: router, community: community)
         MemberRoutes(
-            store: MemberStore(database: database, writes: kit.writes, logger: log("members")), cache: kit.cache
+            store: MemberStore(
+                database: database, writes: kit.writes,
+                departed: DepartedAnswers(events: events, logger: log("members")),
+                logger: log("members")),
+            cache: kit.cache
         )
         .register(on: community)
         NotificationPreferencesRoutes(
@@ -54,7 +60,6 @@ package enum CoreApplication {
             limiter: limiter, lookupLimit: core.inviteLookupLimit
         ).register(on: router, community: community)
         AuditRoutes(store: AuditStore(database: database, logger: log("audit"))).register(on: community)
-        let events = EventRows(known: KnownEvents(limit: KnownEvents.serviceLimit))
         let expansions = KnownExpansions(limit: KnownExpansions.serviceLimit)
         let feeds = CalendarFeedStore(
             database: database, events: events, publicURL: core.publicURL, logger: log("calendar-feeds"))

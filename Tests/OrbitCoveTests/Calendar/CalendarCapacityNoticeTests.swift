@@ -8,6 +8,84 @@ import Testing
 /// once (through the guardian for a dependant), and nobody else does. Found by a stranger: the
 /// move was silent.
 @Suite struct CalendarCapacityNoticeTests {
+    /// A member who leaves, or is removed, gives up their seats, and their dependants', at what
+    /// is still to come: the next in line takes each and is told. Their answers to what is over
+    /// stay. Found by a probe: a former member held the only place for good, the member behind
+    /// them was never promoted, and nobody could withdraw the answer.
+    @Test func aMemberWhoLeavesGivesTheirSeatsToTheNextInLine() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben, cy) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben"),
+                try await api.signIn("Cy")
+            )
+            let club = try await api.community(by: coach)
+            for person in [ada, ben, cy] { try await api.join(person, club, invitedBy: coach) }
+            let bea = try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"Bea"}"#)
+                .data(FamilyMember.self)
+            let base = "/api/v1/communities/\(club.id)/events"
+            // One place each: Ada holds the match's, Ben's Bea the practice's; Cy waits for both.
+            let match = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-06T18:00:00Z","capacity":1}"#)
+            let practice = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-05-07T18:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=3","capacity":1}"#
+            )
+            let over = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Last season","startsAt":"2020-05-06T18:00:00Z"}"#)
+            let instance = #""recurrenceId":"2031-05-14T18:00:00Z""#
+            for (person, path, body) in [
+                (ada, "\(base)/\(match.id)/rsvp", #"{"status":"yes"}"#),
+                (cy, "\(base)/\(match.id)/rsvp", #"{"status":"yes"}"#),
+                (ben, "\(base)/\(practice.id)/rsvp", #"{"status":"yes","familyMemberId":"\#(bea.id)",\#(instance)}"#),
+                (cy, "\(base)/\(practice.id)/rsvp", #"{"status":"yes",\#(instance)}"#),
+                (ada, "\(base)/\(over.id)/rsvp", #"{"status":"yes"}"#),
+            ] {
+                #expect(try await api.call(.post, path, as: person, json: body).status == .ok, "\(path)")
+            }
+
+            #expect(try await api.call(.post, "/api/v1/communities/\(club.id)/leave", as: ada).status == .noContent)
+            let matchNow = try await api.call(.get, "\(base)/\(match.id)/attendance", as: coach)
+                .data(EventAttendance.self)
+            #expect(matchNow.responses.map(\.userId) == [cy.id] && matchNow.responses.first?.waitlisted == false)
+            #expect(matchNow.counts.going == 1 && matchNow.counts.waitlisted == 0)
+            let overNow = try await api.call(.get, "\(base)/\(over.id)/attendance", as: coach)
+                .data(EventAttendance.self)
+            #expect(overNow.responses.map(\.userId) == [ada.id])
+
+            // Removed, Ben gives up his daughter's place.
+            #expect(
+                try await api.call(.delete, "/api/v1/communities/\(club.id)/members/\(ben.id)", as: coach).status
+                    == .noContent)
+            let practiceNow = try await api.call(
+                .get, "\(base)/\(practice.id)/attendance?recurrenceId=2031-05-14T18:00:00Z", as: coach
+            ).data(EventAttendance.self)
+            #expect(practiceNow.responses.map(\.userId) == [cy.id] && practiceNow.responses.first?.waitlisted == false)
+
+            // Cy hears of both places.
+            let told = try await withTestDatabase { database in
+                try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
+                      AND data ->> 'userId' = \(cy.id.lowercasedString)
+                      AND data -> 'event' ->> 'eventId' IN (\(match.id.lowercasedString), \(practice.id.lowercasedString))
+                    """, in: database)
+            }
+            #expect(told == 2)
+
+            // Another member's answers, while they are one, are nobody's to withdraw.
+            let withdrawn = try await withTestDatabase { database in
+                try await database.transaction(userId: coach.id) { connection in
+                    try await connection.query(
+                        "SELECT * FROM calendar_withdraw_departed(\(club.id), \(cy.id))", logger: TestEnvironment.logger
+                    ).collect().count
+                }
+            }
+            #expect(withdrawn == 0)
+            let kept = try await api.call(.get, "\(base)/\(match.id)/attendance", as: coach).data(EventAttendance.self)
+            #expect(kept.responses.map(\.userId) == [cy.id])
+        }
+    }
+
     @Test func aLowerCapacityTellsThoseItMovedToTheWaitlist() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in

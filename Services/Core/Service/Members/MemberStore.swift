@@ -11,6 +11,8 @@ import PostgresNIO
 struct MemberStore: Sendable {
     let database: Database
     let writes: CommunityWrites
+    /// Withdraws the answers of whoever leaves or is removed.
+    let departed: DepartedAnswers
     let logger: Logger
 
     /// Oldest members first (the creator leads).
@@ -94,6 +96,8 @@ struct MemberStore: Sendable {
                 """, logger: logger)
             guard removed == 1 else { throw APIError.forbidden }
             change.touched(removed)
+            try await departed.withdraw(
+                target, from: community.id, communityName: community.name, change: &change, on: connection)
             change.audit("member.removed", target: ("user", target))
             change.announce(
                 MemberRemoved(
@@ -136,6 +140,9 @@ struct MemberStore: Sendable {
                             message: "You are the only member; delete the community instead of leaving it")
                 }
             }
+            // First, while the member may still read the events their answers name.
+            try await departed.withdraw(
+                user, from: community.id, communityName: community.name, change: &change, on: connection)
             change.touched(
                 try await connection.changedRows(
                     """

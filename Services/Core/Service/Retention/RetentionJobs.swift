@@ -36,6 +36,8 @@ struct RetentionJobs: Service {
     let database: Database
     let writes: CommunityWrites
     let interval: Duration
+    /// Withdraws the answers of a deleted account's memberships.
+    let departed: DepartedAnswers
     let logger: Logger
 
     func run() async throws {
@@ -157,6 +159,8 @@ struct RetentionJobs: Service {
                 WHERE community_id = \(communityId) AND user_id = \(userId) AND left_at IS NULL
                 RETURNING 1
                 """, logger: logger))
+        try await departed.withdraw(
+            userId, from: communityId, communityName: membership.communityName, change: &change, on: connection)
         // Each community's admins see the member go in their own audit log.
         change.audit("member.account_deleted", target: ("user", userId))
         change.announce(
