@@ -184,6 +184,9 @@ import WSClient
             // A community deleted (still restorable, its memberships kept) is not served either.
             let deleted = try await api.community(by: ada)
             #expect(try await api.call(.delete, "/api/v1/communities/\(deleted.id)", as: ada).status == .noContent)
+            // Without a token: Ada's own is reset, another's refused like any other (found by a
+            // probe: every community asked without a token was reset, hers or not).
+            let (fourth, stranger) = (try await api.community(by: ada), try await api.community(by: coach))
             try await Self.run(api) { ports in
                 let stream = StreamProbe.open(port: ports[0], as: ada)
                 try stream.send(
@@ -195,10 +198,17 @@ import WSClient
                             StreamSubscription(communityId: third.id, syncToken: stale),
                             StreamSubscription(communityId: UUID(), syncToken: "bm9wZQ"),
                             StreamSubscription(communityId: deleted.id, syncToken: token),
+                            StreamSubscription(communityId: fourth.id, syncToken: nil),
+                            StreamSubscription(communityId: stranger.id, syncToken: nil),
                         ]))
-                let frames = try await stream.wait(for: "five answers") { frames in
-                    frames.filter { [.subscribed, .refused, .reset].contains($0.type) }.count == 5
+                let frames = try await stream.wait(for: "seven answers") { frames in
+                    frames.filter { [.subscribed, .refused, .reset].contains($0.type) }.count == 7
                 }
+                #expect(frames.contains { $0.type == .reset && $0.communityId == fourth.id })
+                #expect(
+                    frames.contains {
+                        $0.type == .refused && $0.communityId == stranger.id && $0.code == "COMMUNITY_NOT_FOUND"
+                    })
                 #expect(
                     frames.contains {
                         $0.type == .refused && $0.communityId == deleted.id && $0.code == "COMMUNITY_NOT_FOUND"

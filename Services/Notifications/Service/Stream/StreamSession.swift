@@ -78,6 +78,8 @@ struct StreamSession {
     private mutating func subscribe(_ requests: [StreamSubscription], write: Write) async throws {
         var asked: [UUID: PostgresSnapshot] = [:]
         var order: [UUID] = []
+        // Asked without a token: `reset` for a community of the caller's, `refused` for another.
+        var tokenless: [UUID] = []
         for request in requests {
             let community = request.communityId
             guard asked[community] == nil else { continue }
@@ -89,8 +91,7 @@ struct StreamSession {
                 continue
             }
             guard let text = request.syncToken else {
-                try await write(
-                    StreamFrame(type: .reset, communityId: community, message: "No sync token: run a full sync"))
+                tokenless.append(community)
                 continue
             }
             guard let token = try? SyncToken(text: text, field: "syncToken"),
@@ -111,15 +112,18 @@ struct StreamSession {
             asked[community] = snapshot
             order.append(community)
         }
-        guard !asked.isEmpty else { return }
+        guard !asked.isEmpty || !tokenless.isEmpty else { return }
         let read = try await log.read(for: connection.userId, since: asked)
+        for community in tokenless {
+            try await write(
+                read.memberOf.contains(community)
+                    ? StreamFrame(type: .reset, communityId: community, message: "No sync token: run a full sync")
+                    : Self.notFound(community))
+        }
         for community in order {
             guard read.memberOf.contains(community) else {
                 if positions.removeValue(forKey: community) != nil { hub.unfollow(community, by: connection) }
-                try await write(
-                    StreamFrame(
-                        type: .refused, communityId: community, code: "COMMUNITY_NOT_FOUND",
-                        message: "No such community"))
+                try await write(Self.notFound(community))
                 continue
             }
             guard !read.tooManyChanges.contains(community) else {
@@ -228,6 +232,11 @@ struct StreamSession {
         }
         (known, checked) = (read.memberOf.subtracting(unannounced), read.snapshot)
         hasUnannouncedJoins = !unannounced.isEmpty
+    }
+
+    /// A community the caller is not in (or one deleted): nothing says whether it exists.
+    static func notFound(_ community: UUID) -> StreamFrame {
+        StreamFrame(type: .refused, communityId: community, code: "COMMUNITY_NOT_FOUND", message: "No such community")
     }
 
     /// More changed since the client's position than a stream sends one by one
