@@ -28,19 +28,19 @@ import Testing
             try await client.execute(uri: "/things?limit=3", method: .patch, headers: [.requestId: "req-405"]) {
                 response in
                 #expect(response.status == .methodNotAllowed)
-                #expect(response.headers[.allow] == "GET, POST")
+                #expect(response.headers[.allow] == "GET, HEAD, POST")
                 #expect(response.headers[.requestId] == "req-405")
                 let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
                 #expect(body.error.code == "METHOD_NOT_ALLOWED")
             }
             try await client.execute(uri: "/things/42", method: .put) { response in
                 #expect(response.status == .methodNotAllowed)
-                #expect(response.headers[.allow] == "DELETE, GET")
+                #expect(response.headers[.allow] == "DELETE, GET, HEAD")
             }
             // The router resolves `special` as its own path before `:id`, and so does the 405.
             try await client.execute(uri: "/things/special", method: .delete) { response in
                 #expect(response.status == .methodNotAllowed)
-                #expect(response.headers[.allow] == "GET")
+                #expect(response.headers[.allow] == "GET, HEAD")
             }
             try await client.execute(uri: "/groups/7/settings", method: .get) { response in
                 #expect(response.status == .methodNotAllowed)
@@ -49,11 +49,28 @@ import Testing
             // The operational endpoints are paths like any other.
             try await client.execute(uri: "/health", method: .post) { response in
                 #expect(response.status == .methodNotAllowed)
-                #expect(response.headers[.allow] == "GET")
+                #expect(response.headers[.allow] == "GET, HEAD")
             }
             // Declared methods still answer as before.
             try await client.execute(uri: "/things/42", method: .delete) { response in
                 #expect(response.status == .noContent)
+            }
+        }
+    }
+
+    /// `HEAD` is answered wherever `GET` is: the `GET`'s status and headers, no body (found by a
+    /// probe: every `HEAD` was 405, calendar feeds and signed media addresses included, and
+    /// `Allow` left it out).
+    @Test func headIsAnsweredWhereverGetIs() async throws {
+        try await app().test(.router) { client in
+            for path in ["/things", "/things/42", "/things/special", "/health"] {
+                try await client.execute(uri: path, method: .head) { response in
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(response.body.readableBytes == 0, "\(path)")
+                }
+            }
+            try await client.execute(uri: "/groups/7/settings", method: .head) { response in
+                #expect(response.status == .methodNotAllowed && response.headers[.allow] == "PATCH")
             }
         }
     }
@@ -82,12 +99,16 @@ import Testing
             let community = try await api.community(by: ada)
             let members = try await api.call(.post, "/api/v1/communities/\(community.id)/members", as: ada)
             #expect(members.status == .methodNotAllowed && members.errorCode == "METHOD_NOT_ALLOWED")
-            #expect(members.headers[.allow] == "GET")
+            #expect(members.headers[.allow] == "GET, HEAD")
             let unknown = try await api.call(.put, "/api/v1/communities/\(UUID())", as: ada)
             #expect(unknown.status == .methodNotAllowed)
-            #expect(unknown.headers[.allow] == "DELETE, GET, PATCH")
+            #expect(unknown.headers[.allow] == "DELETE, GET, HEAD, PATCH")
             let mine = try await api.call(.delete, "/api/v1/me/communities", as: ada)
-            #expect(mine.status == .methodNotAllowed && mine.headers[.allow] == "GET")
+            #expect(mine.status == .methodNotAllowed && mine.headers[.allow] == "GET, HEAD")
+            let head = try await api.call(.head, "/api/v1/communities/\(community.id)", as: ada)
+            #expect(
+                head.status == .ok && head.body.isEmpty
+                    && head.headers[.contentType]?.hasPrefix("application/json") == true)
             let nowhere = try await api.call(.get, "/api/v1/communities/\(community.id)/nothing", as: ada)
             #expect(nowhere.status == .notFound && nowhere.errorCode == "NOT_FOUND")
         }

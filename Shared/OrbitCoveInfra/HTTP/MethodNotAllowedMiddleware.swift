@@ -19,7 +19,10 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
         let paths = Router(context: AppRequestContext.self)
         for methods in Dictionary(grouping: routes, by: \.path.description).values {
             guard let path = methods.first?.path else { continue }
-            let allow = Set(methods.map(\.method.rawValue)).sorted().joined(separator: ", ")
+            var names = Set(methods.map(\.method.rawValue))
+            // A path that takes GET takes HEAD too (the router answers it, ServiceRuntime.makeRouter).
+            if names.contains("GET") { names.insert("HEAD") }
+            let allow = names.sorted().joined(separator: ", ")
             paths.get(path) { _, _ in Response(status: .methodNotAllowed, headers: [.allow: allow]) }
         }
         self.paths = paths.buildResponder()

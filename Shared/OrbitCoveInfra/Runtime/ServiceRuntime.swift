@@ -36,9 +36,11 @@ package struct ServiceRuntime: Sendable {
     }
 
     /// A router with request ids, error envelopes, metrics, token verification and the
-    /// operational endpoints already in place; the service adds its own routes.
+    /// operational endpoints already in place; the service adds its own routes. `HEAD` is
+    /// answered wherever `GET` is (RFC 9110 §9.3.2): the `GET` route runs and its status and
+    /// headers are sent without the body (calendar apps probe feeds so, for one).
     package func makeRouter(checks: [ReadinessCheck], verifier: AccessTokenVerifier?) -> Router<AppRequestContext> {
-        let router = Router(context: AppRequestContext.self)
+        let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestIdMiddleware(service: settings.name, trustedProxies: settings.trustedProxies))
         router.add(middleware: MetricsMiddleware())
         if let verifier { router.add(middleware: AuthenticationMiddleware(verifier: verifier)) }
