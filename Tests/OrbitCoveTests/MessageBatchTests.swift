@@ -97,16 +97,21 @@ import Testing
             }
             // A statement timeout, and a lock not granted in time (another transaction holds it).
             #expect(MessageBatcher.isPassing(await failure("SELECT pg_sleep(1)", statementTimeout: "50ms")))
+            // Waited for, not slept on: under the whole suite the lock took longer than a guess.
+            let locked = AsyncStream.makeStream(of: Void.self)
             let holder = Task {
+                defer { locked.continuation.finish() }
                 try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
                     try await owner.transaction(scope: .system) { connection in
                         try await connection.run(
                             "LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: TestEnvironment.logger)
+                        locked.continuation.yield()
                         try await Task.sleep(for: .seconds(2))
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(300))
+            var lockIterator = locked.stream.makeAsyncIterator()
+            try #require(await lockIterator.next() != nil)
             #expect(MessageBatcher.isPassing(await failure("SELECT count(*) FROM \(table)")))
             try await holder.value
             // What a message's content causes: a value that does not parse, a broken constraint.
