@@ -31,18 +31,8 @@ extension ReminderHorizon {
     /// The reminder is read once its lock is held, as an event is: read before, a planner that
     /// waited for the lock behind a later change's planner would plan what the reminder was.
     func planCare(_ id: UUID, on connection: PostgresConnection) async throws {
-        var community: UUID?
-        for try await found in try await connection.query(
-            "SELECT community_id FROM care_reminders WHERE id = \(id)", logger: logger
-        ).decode(UUID.self) {
-            community = found
-        }
-        guard let community else {
-            try await ReminderRows.forget(subject: id, subjectKind: "care", on: connection, logger: logger)
-            return
-        }
-        try await lock("care", id, community: community, on: connection)
-        guard let reminder = try await CareStore.reminderRow(id, on: connection, logger: logger),
+        guard try await lockedCommunity(of: "care", id, in: .careReminders, on: connection) != nil,
+            let reminder = try await CareStore.reminderRow(id, on: connection, logger: logger),
             reminder.deletedAt == nil
         else {
             try await ReminderRows.forget(subject: id, subjectKind: "care", on: connection, logger: logger)

@@ -10,17 +10,7 @@ extension ReminderHorizon {
     /// community's `duesReminderDays`, at 09:00 that day on the community's clock.
     func planDues(_ id: UUID, settings: inout CommunityReminders.Known, on connection: PostgresConnection) async throws
     {
-        var community: UUID?
-        for try await found in try await connection.query(
-            "SELECT community_id FROM dues WHERE id = \(id)", logger: logger
-        ).decode(UUID.self) {
-            community = found
-        }
-        guard let community else {
-            try await ReminderRows.forget(subject: id, subjectKind: "dues", on: connection, logger: logger)
-            return
-        }
-        try await lock("dues", id, community: community, on: connection)
+        guard let community = try await lockedCommunity(of: "dues", id, in: .dues, on: connection) else { return }
         var periods: [String]?
         for try await found in try await connection.query(
             """

@@ -67,17 +67,7 @@ extension ReminderHorizon {
     func planEvent(
         _ id: UUID, settings: inout CommunityReminders.Known, on connection: PostgresConnection
     ) async throws {
-        var community: UUID?
-        for try await found in try await connection.query(
-            "SELECT community_id FROM events WHERE id = \(id)", logger: logger
-        ).decode(UUID.self) {
-            community = found
-        }
-        guard let community else {
-            try await ReminderRows.forget(subject: id, subjectKind: "event", on: connection, logger: logger)
-            return
-        }
-        try await lock("event", id, community: community, on: connection)
+        guard try await lockedCommunity(of: "event", id, in: .events, on: connection) != nil else { return }
         var series: EventRow?
         var overrides: [EventRow] = []
         var version = ""

@@ -141,6 +141,33 @@ struct ReminderHorizon: Sendable {
         }
     }
 
+    /// Where planning a subject starts: its community, read from `table`, with the subject's
+    /// lock then held, so that what the planner reads next is as the last planner before it
+    /// committed; nil, with the subject's rows forgotten, for a subject that is gone.
+    func lockedCommunity(
+        of kind: String, _ subject: UUID, in table: PlannedTable, on connection: PostgresConnection
+    ) async throws -> UUID? {
+        var community: UUID?
+        for try await found in try await connection.query(
+            "SELECT community_id FROM \(unescaped: table.rawValue) WHERE id = \(subject)", logger: logger
+        ).decode(UUID.self) {
+            community = found
+        }
+        guard let community else {
+            try await ReminderRows.forget(subject: subject, subjectKind: kind, on: connection, logger: logger)
+            return nil
+        }
+        try await lock(kind, subject, community: community, on: connection)
+        return community
+    }
+
+    /// The tables whose rows are planned subjects.
+    enum PlannedTable: String {
+        case events
+        case dues
+        case careReminders = "care_reminders"
+    }
+
     /// Takes the subject's planning lock (its row, made if it is new) for this transaction.
     func lock(_ kind: String, _ subject: UUID, community: UUID, on connection: PostgresConnection) async throws {
         try await connection.run(
