@@ -86,6 +86,61 @@ import Testing
         }
     }
 
+    /// A seat given up at a cancelled event is nobody's news (found by a review: the next in
+    /// line was told they had a place at a match that was off); and only the community, the
+    /// person or the system may withdraw a former member's answers (a review: anyone could, and
+    /// learn who was promoted).
+    @Test func aCancelledEventPromotesNobodyAndOnlyTheCommunityWithdraws() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, cy, eve) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Cy"),
+                try await api.signIn("Eve")
+            )
+            let club = try await api.community(by: coach)
+            for person in [ada, cy] { try await api.join(person, club, invitedBy: coach) }
+            let base = "/api/v1/communities/\(club.id)/events"
+            let friendly = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Friendly","startsAt":"2031-05-08T18:00:00Z","capacity":1}"#)
+            for person in [ada, cy] {
+                #expect(
+                    try await api.call(.post, "\(base)/\(friendly.id)/rsvp", as: person, json: #"{"status":"yes"}"#)
+                        .status == .ok)
+            }
+            // Deleted with answers, it is cancelled; then Ada leaves.
+            #expect(try await api.call(.delete, "\(base)/\(friendly.id)", as: coach).status == .noContent)
+            #expect(try await api.call(.post, "/api/v1/communities/\(club.id)/leave", as: ada).status == .noContent)
+            try await withTestDatabase { database in
+                let told = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
+                      AND data -> 'event' ->> 'eventId' = \(friendly.id.lowercasedString)
+                    """, in: database)
+                #expect(told == 0)
+
+                // An answer of Ada's left behind (written past the API): Eve, of another
+                // community, may not withdraw it; the coach may.
+                let match = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-09T18:00:00Z"}"#)
+                try await database.transaction(scope: .system) { connection in
+                    try await connection.run(
+                        """
+                        INSERT INTO rsvps (event_id, user_id, status, queued_at) VALUES (\(match.id), \(ada.id), 'yes', now())
+                        """, logger: TestEnvironment.logger)
+                }
+                func withdraw(as person: CoreHarness.Person) async throws -> Int {
+                    try await database.transaction(userId: person.id) { connection in
+                        try await connection.query(
+                            "SELECT * FROM calendar_withdraw_departed(\(club.id), \(ada.id))",
+                            logger: TestEnvironment.logger
+                        ).collect().count
+                    }
+                }
+                #expect(try await withdraw(as: eve) == 0)
+                #expect(try await withdraw(as: coach) == 1)
+            }
+        }
+    }
+
     @Test func aLowerCapacityTellsThoseItMovedToTheWaitlist() async throws {
         try await CoreHarness.run { api in
             try await NotificationsHarness.run(api) { harness in

@@ -33,36 +33,36 @@ struct DepartedAnswers: Sendable {
             }
         }
         change.touched(withdrawn + promoted.count)
-        var summaries: [InstanceKey: EventSummary] = [:]
+        // The instance each promotion is to, as an answer to it reads it; one cancelled (or
+        // removed) is no place to be told of.
+        var instances: [InstanceKey: EventRecord?] = [:]
         for promotion in promoted {
-            let summary: EventSummary
-            if let known = summaries[promotion.key] {
-                summary = known
-            } else {
-                summary = try await self.summary(of: promotion.key, in: community, on: connection)
-                summaries[promotion.key] = summary
+            if instances[promotion.key] == nil {
+                instances[promotion.key] = try await instance(promotion.key, in: community, on: connection)
             }
+            guard let instance = instances[promotion.key] ?? nil, !instance.cancelled else { continue }
             change.announce(
                 EventWaitlistPromoted(
-                    communityId: community, communityName: communityName, event: summary, userId: promotion.userId,
-                    familyMemberId: promotion.familyMemberId))
+                    communityId: community, communityName: communityName,
+                    event: instance.summary(recurrenceId: promotion.key.recurrenceId, seriesId: promotion.key.eventId),
+                    userId: promotion.userId, familyMemberId: promotion.familyMemberId))
         }
     }
 
-    /// The instance as a promotion names it: the series' instance (its override, if moved) or
-    /// the single event.
-    private func summary(
-        of key: InstanceKey, in community: UUID, on connection: PostgresConnection
-    ) async throws -> EventSummary {
-        let stored = try await events.load(key.eventId, in: community, on: connection, logger: logger)
-        guard let start = key.recurrenceId else { return stored.summary() }
+    /// The instance as ``RSVPStore/instance(_:recurrenceId:in:events:on:logger:)`` reads it for an
+    /// answer (cancelled when its series or itself was); nil for one its series no longer makes.
+    private func instance(
+        _ key: InstanceKey, in community: UUID, on connection: PostgresConnection
+    ) async throws -> EventRecord? {
         do {
-            let (_, instance) = try await events.instance(
-                of: stored, recurrenceId: start, on: connection, logger: logger)
-            return (instance ?? stored.generated(at: start)).summary(recurrenceId: start, seriesId: stored.id)
-        } catch let error as APIError where error.code == CalendarErrors.instanceNotFound.code {
-            // An instance the series no longer makes: named as it was made.
-            return stored.generated(at: start).summary(recurrenceId: start, seriesId: stored.id)
+            return try await RSVPStore.instance(
+                key.eventId, recurrenceId: key.recurrenceId, in: community, events: events, on: connection,
+                logger: logger
+            ).1
+        } catch let error as APIError
+            where [CalendarErrors.instanceNotFound.code, CalendarErrors.eventNotFound.code].contains(error.code)
+        {
+            return nil
         }
     }
 }

@@ -45,8 +45,9 @@ struct RSVPStore: Sendable {
     ) async throws -> EventRSVP {
         let user = granted.userId
         return try await writes.change(in: granted.communityId, by: user, request: request) { change, connection in
-            let (key, instance, seen) = try await self.instance(
-                eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, on: connection, logger: logger)
+            let (key, instance, seen) = try await Self.instance(
+                eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, events: events, on: connection,
+                logger: logger)
             if instance.cancelled { throw CalendarErrors.cancelled }
             if let deadline = instance.rsvpDeadline, Date() > deadline { throw CalendarErrors.rsvpClosed }
             if let dependant = answer.familyMemberId {
@@ -127,8 +128,9 @@ struct RSVPStore: Sendable {
         -> EventAttendance
     {
         try await database.transaction(userId: granted.userId) { connection in
-            let (key, instance, _) = try await self.instance(
-                eventId, recurrenceId: recurrenceId, in: granted.communityId, on: connection, logger: logger)
+            let (key, instance, _) = try await Self.instance(
+                eventId, recurrenceId: recurrenceId, in: granted.communityId, events: events, on: connection,
+                logger: logger)
             let placed = try await Self.placed(key, on: connection, logger: logger)
             func rank(_ answer: Placed) -> Int {
                 switch answer.status {
@@ -165,8 +167,9 @@ struct RSVPStore: Sendable {
     /// The instance an answer is for: its key (the series and original start, or the single
     /// event), its record as it stands (cancelled when its series or the instance was), and
     /// the rows it was read from.
-    private func instance(
-        _ eventId: UUID, recurrenceId: Date?, in community: UUID, on connection: PostgresConnection, logger: Logger
+    static func instance(
+        _ eventId: UUID, recurrenceId: Date?, in community: UUID, events: EventRows, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> (InstanceKey, EventRecord, Seen) {
         let stored = try await events.load(eventId, in: community, on: connection, logger: logger)
         if stored.isSeries, recurrenceId == nil {
