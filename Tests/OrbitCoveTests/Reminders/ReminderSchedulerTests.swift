@@ -227,6 +227,44 @@ import Testing
         }
     }
 
+    /// A row whose firing always fails for a reason of the moment (here a statement timeout,
+    /// every time) does not stop the others: batches get smaller, and that row alone waits a
+    /// minute at a time while the row due with it fires (found by a review: the scheduler backed
+    /// off and retried the same batch forever).
+    @Test func aRowThatAlwaysTimesOutWaitsAndTheOthersFire() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, slow) = try await Self.pastEvent(api)
+            let healthy = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Semi-final","startsAt":"2020-05-01T18:00:00Z"}"#)
+            try await withTestDatabase { database in
+                try await Self.dueRows(1, of: slow.id, in: club.id, dueAgo: -3600, database: database)
+                try await Self.dueRows(1, of: healthy.id, in: club.id, dueAgo: -3600, database: database)
+                try await Self.refusingItsMessages(of: slow.id, with: "57014") {
+                    try await database.transaction(scope: .system) { connection in
+                        try await connection.run(
+                            """
+                            UPDATE reminder_schedule SET due_at = date_trunc('second', now()) - interval '1 second'
+                            WHERE subject_id IN (\(slow.id), \(healthy.id))
+                            """, logger: TestEnvironment.logger)
+                    }
+                    let scheduler = ReminderScheduler(
+                        firing: ReminderFiring(database: database, logger: TestEnvironment.logger),
+                        wakeups: SchedulerWakeups(), logger: TestEnvironment.logger)
+                    for _ in 0..<20 { _ = try? await scheduler.round() }
+                    let sent: PostgresQuery = """
+                        SELECT count(*)::int FROM reminder_schedule WHERE subject_id = \(healthy.id) AND outcome = 'sent'
+                        """
+                    #expect(try await eventually { try await count(sent, in: database) == 1 })
+                    let waiting: PostgresQuery = """
+                        SELECT count(*)::int FROM reminder_schedule
+                        WHERE subject_id = \(slow.id) AND fired_at IS NULL AND due_at > now()
+                        """
+                    #expect(try await count(waiting, in: database) == 1)
+                }
+            }
+        }
+    }
+
     /// A row that cannot fire is given up alone, and the one due at the same moment fires. (A
     /// review found the give-up marked whichever due row came first when it ran, which another
     /// replica taking the failed row in between made a healthy one; the row is now named before

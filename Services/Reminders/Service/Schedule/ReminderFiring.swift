@@ -39,6 +39,8 @@ struct ReminderFiring: Sendable {
 
     /// A row whose event changed since it was planned waits this long for its new plan.
     static let staleDelay = 30
+    /// A row that failed alone for a reason of the moment waits this long (seconds).
+    static let momentaryDelay = 60
 
     /// What one batch did: the rows it claimed, and when nothing was due, how long until the
     /// next row falls due by PostgreSQL's clock, the one the claim compares with (nil: none
@@ -98,7 +100,8 @@ struct ReminderFiring: Sendable {
     /// alone too, that row and no other is marked `failed` (and logged) so the rows behind it go
     /// on firing; whether it was given up. A failure that is the moment's rather than the row's
     /// (``MessageBatcher/isPassing(_:)``: a timeout, a lock or deadlock, a shutdown) gives up
-    /// nothing and is thrown, for the scheduler to back off and try again.
+    /// nothing: the row waits ``momentaryDelay`` (so a row that always times out does not hold
+    /// back the others) and the failure is thrown, for the scheduler to back off.
     @discardableResult
     func isolateFailure() async throws -> Bool {
         // The row is named before it is fired: the one given up is the one that failed, not
@@ -119,7 +122,22 @@ struct ReminderFiring: Sendable {
         do {
             _ = try await fireBatch(limit: 1, only: first)
             return false
-        } catch let error as PSQLError where error.serverInfo != nil && !MessageBatcher.isPassing(error) {
+        } catch let error as PSQLError where error.serverInfo != nil && MessageBatcher.isPassing(error) {
+            try await database.transaction(scope: .system) { connection in
+                try await connection.run(
+                    """
+                    UPDATE reminder_schedule SET due_at = now() + \(Self.momentaryDelay) * interval '1 second'
+                    WHERE id = \(first) AND fired_at IS NULL
+                    """, logger: logger)
+            }
+            logger.warning(
+                "a reminder failed alone for a reason of the moment; it waits and is tried again",
+                metadata: [
+                    "row": "\(first)", "retryInSeconds": "\(Self.momentaryDelay)",
+                    "error": .string(logDescription(of: error)),
+                ])
+            throw error
+        } catch let error as PSQLError where error.serverInfo != nil {
             try await database.transaction(scope: .system) { connection in
                 try await connection.run(
                     """
