@@ -36,9 +36,15 @@ struct RSVPStore: Sendable {
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "40001" {
                 guard attempt < 3 else { throw Database.unavailable }
                 attempt += 1
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.noLongerAMember {
+                // The answerer left, or was removed, while the answer waited (migration 0059).
+                throw CommunityGate.notFound
             }
         }
     }
+
+    /// The SQLSTATE `calendar_answer` fails with when its author is no longer a member.
+    static let noLongerAMember = "OCM01"
 
     private func answerOnce(
         _ answer: Answer, to eventId: UUID, granted: CommunityGate.Granted, request: RequestFacts
