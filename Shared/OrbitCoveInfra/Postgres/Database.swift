@@ -128,8 +128,9 @@ package struct Database: Sendable {
     /// Runs `body` on a pooled connection outside any transaction: each statement is its own,
     /// with no user scope, so row-level security shows it nothing. Only for a statement whose
     /// access rule is the statement itself (a `SECURITY DEFINER` function that applies a
-    /// policy's rule to the ids it is given, such as `app_community_standing`): one round trip
-    /// where a transaction takes four. Same bounded wait and breaker as ``transaction(scope:isolation:_:)``.
+    /// policy's rule to the ids it is given, such as `app_community_standing`, or one that
+    /// enters as its user first, as the `Idempotency-Key` functions do): one round trip where a
+    /// transaction takes four. Same bounded wait and breaker as ``transaction(scope:isolation:_:)``.
     package func withConnection<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {

@@ -67,7 +67,9 @@ package struct SyncEngine: Sendable {
             case .page(let position):
                 return try await page(
                     communityId, from: position, token: position.token, community: nil, on: connection)
-            case .since(let token) where now.timeIntervalSince(token.issuedAt) < Self.tokenLifetime:
+            case .since(let token)
+            where now.timeIntervalSince(token.issuedAt) < Self.tokenLifetime
+                && !Self.isAhead(token.snapshot, of: snapshot):
                 if let response = try await changes(
                     communityId, since: token, next: current, community: community, on: connection)
                 {
@@ -84,6 +86,14 @@ package struct SyncEngine: Sendable {
         }
     }
 
+    /// Whether `token` names transactions the database has not begun (a token made up, or one
+    /// from another database, one restored from an older backup, say): nothing could be said to
+    /// have changed since it, so it is answered as a token too old is, with a full sync.
+    package static func isAhead(_ token: String, of current: String) -> Bool {
+        guard let token = PostgresSnapshot(token), let current = PostgresSnapshot(current) else { return true }
+        return token.xmax > current.xmax
+    }
+
     /// What changed since `token`, or nil when more than ``mostChanges`` entries did.
     private func changes(
         _ communityId: UUID, since token: SyncToken, next: SyncToken, community: Community,
@@ -93,7 +103,7 @@ package struct SyncEngine: Sendable {
         var communityChanged = false
         var entries = 0
         for try await (kind, entityId, inserted, count) in try await connection.query(
-            Self.changes(in: communityId, since: token.snapshot), logger: logger
+            Self.changes(in: communityId, since: token.snapshot, kinds: registry.kinds.map(\.kind)), logger: logger
         ).decode((String, UUID, Bool, Int).self) {
             entries += count
             if kind == "community" { communityChanged = true } else { changed[kind, default: [:]][entityId] = inserted }
@@ -146,8 +156,10 @@ package struct SyncEngine: Sendable {
 
     /// The entities of `communityId` changed by transactions `snapshot` did not see, each once,
     /// with whether one of those changes created it and how many log entries name it, from at
-    /// most ``mostChanges`` + 1 entries (so more than ``mostChanges`` in all means there were more).
-    package static func changes(in communityId: UUID, since snapshot: String) -> PostgresQuery {
+    /// most ``mostChanges`` + 1 entries of the synced `kinds` and the community itself (so more
+    /// than ``mostChanges`` in all means there were more). The entries the stream alone carries
+    /// (answers, reactions, votes) do not count.
+    package static func changes(in communityId: UUID, since snapshot: String, kinds: [String]) -> PostgresQuery {
         """
         SELECT entity_kind, entity_id, bool_or(operation = 'insert'), count(*)::int
         FROM (
@@ -155,6 +167,7 @@ package struct SyncEngine: Sendable {
             WHERE community_id = \(communityId)
               AND txid >= pg_snapshot_xmin(\(snapshot)::pg_snapshot)
               AND NOT pg_visible_in_snapshot(txid, \(snapshot)::pg_snapshot)
+              AND (entity_kind = 'community' OR entity_kind = ANY(\(kinds)::text[]))
             LIMIT \(mostChanges + 1)
         ) AS entries
         GROUP BY entity_kind, entity_id

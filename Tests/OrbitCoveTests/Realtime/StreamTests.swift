@@ -242,6 +242,11 @@ import WSClient
             let (busyToken, quietToken) = (
                 try await Self.syncToken(api, club, as: ada), try await Self.syncToken(api, quiet, as: ada)
             )
+            // And a token from ahead of the database (made up, or another database's).
+            let elsewhere = try await api.community(by: ada)
+            let now = try #require(
+                PostgresSnapshot(try SyncToken(text: try await Self.syncToken(api, elsewhere, as: ada)).snapshot))
+            let ahead = SyncToken(snapshot: "\(now.xmax + 1_000_000):\(now.xmax + 1_000_000):", issuedAt: Date()).text
             try await SyncTests.logChanges(SyncEngine.mostChanges + 1, in: club)
             try await Self.run(api) { ports in
                 let stream = StreamProbe.open(port: ports[0], as: ada)
@@ -251,10 +256,12 @@ import WSClient
                         communities: [
                             StreamSubscription(communityId: club.id, syncToken: busyToken),
                             StreamSubscription(communityId: quiet.id, syncToken: quietToken),
+                            StreamSubscription(communityId: elsewhere.id, syncToken: ahead),
                         ]))
-                let frames = try await stream.wait(for: "two answers") { frames in
-                    frames.filter { [.subscribed, .reset].contains($0.type) }.count == 2
+                let frames = try await stream.wait(for: "three answers") { frames in
+                    frames.filter { [.subscribed, .reset].contains($0.type) }.count == 3
                 }
+                #expect(frames.contains { $0.type == .reset && $0.communityId == elsewhere.id })
                 #expect(frames.contains { $0.type == .reset && $0.communityId == club.id })
                 #expect(frames.contains { $0.type == .subscribed && $0.communityId == quiet.id })
                 #expect(!frames.contains { $0.type == .change && $0.communityId == club.id })

@@ -19,8 +19,9 @@ struct StreamLog: Sendable {
         /// Per community asked with a position: what changed since it, in the log's order.
         var changes: [UUID: [StreamBatch.Change]]
         /// The communities asked with a position since which more than
-        /// ``SyncEngine/mostChanges`` entries changed: their changes are not read (nor in
-        /// ``changes``); the client runs a full sync instead (`reset`).
+        /// ``SyncEngine/mostChanges`` entries changed, or one the database has not reached
+        /// (``SyncEngine/isAhead(_:of:)``): their changes are not read (nor in ``changes``); the
+        /// client runs a full sync instead (`reset`).
         var tooManyChanges: Set<UUID> = []
     }
 
@@ -46,15 +47,23 @@ struct StreamLog: Sendable {
             var changes: [UUID: [StreamBatch.Change]] = [:]
             var tooMany = Set<UUID>()
             for (community, since) in positions where memberOf.contains(community) {
+                guard since.xmax <= snapshot.xmax else {
+                    tooMany.insert(community)
+                    continue
+                }
                 var list: [StreamBatch.Change] = []
+                // At most one more than the stream sends one by one, found unordered (an order
+                // over a long backlog would sort all of it), then ordered.
                 let rows = try await connection.query(
                     """
-                    SELECT entity_kind::text, entity_id, operation::text, txid::text FROM change_log
-                    WHERE community_id = \(community)
-                      AND txid >= pg_snapshot_xmin(\(since.text)::pg_snapshot)
-                      AND NOT pg_visible_in_snapshot(txid, \(since.text)::pg_snapshot)
+                    SELECT entity_kind::text, entity_id, operation::text, txid::text FROM (
+                        SELECT id, entity_kind, entity_id, operation, txid FROM change_log
+                        WHERE community_id = \(community)
+                          AND txid >= pg_snapshot_xmin(\(since.text)::pg_snapshot)
+                          AND NOT pg_visible_in_snapshot(txid, \(since.text)::pg_snapshot)
+                        LIMIT \(SyncEngine.mostChanges + 1)
+                    ) AS entries
                     ORDER BY id
-                    LIMIT \(SyncEngine.mostChanges + 1)
                     """, logger: logger)
                 for try await (kind, id, operation, txid) in rows.decode((String, UUID, String, String).self) {
                     guard let txid = UInt64(txid) else { continue }

@@ -240,11 +240,12 @@ struct StreamSession {
     }
 
     /// More changed since the client's position than a stream sends one by one
-    /// (``SyncEngine/mostChanges``): the client runs a full sync.
+    /// (``SyncEngine/mostChanges``), or a position this database has not reached: the client
+    /// runs a full sync.
     static func tooManyChanges(in community: UUID) -> StreamFrame {
         StreamFrame(
             type: .reset, communityId: community,
-            message: "More changed than the stream sends one by one: run a full sync")
+            message: "The sync token is too far behind, or not this server's: run a full sync")
     }
 
     static func frame(_ change: StreamBatch.Change, token: String) -> StreamFrame {
