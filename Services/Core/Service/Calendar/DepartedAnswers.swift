@@ -9,7 +9,8 @@ import PostgresNIO
 /// takes each seat they held, told as any promotion is (`event.waitlist_promoted`). Answers to
 /// what has started or is over stay. Call in the transaction that ends the membership: just
 /// before it for a member leaving (who may then still read the events), after it otherwise
-/// (`calendar_withdraw_departed`, migration 0057, does nothing for another current member).
+/// (`calendar_withdraw_departed`, migrations 0057 to 0059: nothing for another current member or
+/// for a caller outside the community; it waits for the person's answers in flight).
 struct DepartedAnswers: Sendable {
     let events: EventRows
     let logger: Logger
