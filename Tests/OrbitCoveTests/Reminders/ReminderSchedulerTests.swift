@@ -207,9 +207,7 @@ import Testing
                     "SELECT count(*)::int FROM reminder_schedule WHERE subject_id = \(event.id) AND outcome IS NULL"
                 try await Self.refusingItsMessages(of: event.id, with: "40P01") {
                     try await Self.makeDue(event.id, database: database)
-                    let scheduler = ReminderScheduler(
-                        firing: ReminderFiring(database: database, logger: TestEnvironment.logger),
-                        wakeups: SchedulerWakeups(), logger: TestEnvironment.logger)
+                    let scheduler = Self.scheduler(on: database)
                     // It fails here (or in another test's scheduler, if that one claimed it first).
                     _ = try? await scheduler.round()
                     #expect(try await count(outcome, in: database) == 1)
@@ -240,16 +238,8 @@ import Testing
                 try await Self.dueRows(1, of: slow.id, in: club.id, dueAgo: -3600, database: database)
                 try await Self.dueRows(1, of: healthy.id, in: club.id, dueAgo: -3600, database: database)
                 try await Self.refusingItsMessages(of: slow.id, with: "57014") {
-                    try await database.transaction(scope: .system) { connection in
-                        try await connection.run(
-                            """
-                            UPDATE reminder_schedule SET due_at = date_trunc('second', now()) - interval '1 second'
-                            WHERE subject_id IN (\(slow.id), \(healthy.id))
-                            """, logger: TestEnvironment.logger)
-                    }
-                    let scheduler = ReminderScheduler(
-                        firing: ReminderFiring(database: database, logger: TestEnvironment.logger),
-                        wakeups: SchedulerWakeups(), logger: TestEnvironment.logger)
+                    try await Self.dueTogether([slow.id, healthy.id], database: database)
+                    let scheduler = Self.scheduler(on: database)
                     for _ in 0..<20 { _ = try? await scheduler.round() }
                     let sent: PostgresQuery = """
                         SELECT count(*)::int FROM reminder_schedule WHERE subject_id = \(healthy.id) AND outcome = 'sent'
@@ -282,22 +272,31 @@ import Testing
                     WHERE (subject_id = \(bad.id) AND outcome = 'failed') OR (subject_id = \(good.id) AND outcome = 'sent')
                     """
                 try await Self.refusingItsMessages(of: bad.id, with: "P0001") {
-                    // Both due at the same moment.
-                    try await database.transaction(scope: .system) { connection in
-                        try await connection.run(
-                            """
-                            UPDATE reminder_schedule SET due_at = date_trunc('second', now()) - interval '1 second'
-                            WHERE subject_id IN (\(bad.id), \(good.id))
-                            """, logger: TestEnvironment.logger)
-                    }
-                    let scheduler = ReminderScheduler(
-                        firing: ReminderFiring(database: database, logger: TestEnvironment.logger),
-                        wakeups: SchedulerWakeups(), logger: TestEnvironment.logger)
+                    try await Self.dueTogether([bad.id, good.id], database: database)
+                    let scheduler = Self.scheduler(on: database)
                     for _ in 0..<3 { _ = try? await scheduler.round() }
                     #expect(try await eventually { try await count(outcomes, in: database) == 2 })
                 }
             }
         }
+    }
+
+    /// The subjects' unfired rows, all due at one and the same moment a second ago.
+    static func dueTogether(_ subjects: [UUID], database: Database) async throws {
+        try await database.transaction(scope: .system) { connection in
+            try await connection.run(
+                """
+                UPDATE reminder_schedule SET due_at = date_trunc('second', now()) - interval '1 second'
+                WHERE subject_id = ANY(\(subjects)) AND fired_at IS NULL
+                """, logger: TestEnvironment.logger)
+        }
+    }
+
+    /// A scheduler of its own on `database`, as a replica runs one.
+    static func scheduler(on database: Database) -> ReminderScheduler {
+        ReminderScheduler(
+            firing: ReminderFiring(database: database, logger: TestEnvironment.logger), wakeups: SchedulerWakeups(),
+            logger: TestEnvironment.logger)
     }
 
     /// Runs `body` while the outbox refuses the messages about `subject` with SQLSTATE `code`.
