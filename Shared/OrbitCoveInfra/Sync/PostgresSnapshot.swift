@@ -49,6 +49,11 @@ package struct PostgresSnapshot: Equatable, Hashable, Sendable {
         return UInt64(unseenThere) == other.xmax - xmax
     }
 
+    /// Whether this names transactions `current` had not begun: a position made up, or one from
+    /// another database (one restored from an older backup, say), never one `current`'s
+    /// database gave out. Nothing can be said to have changed since it.
+    package func isAhead(of current: PostgresSnapshot) -> Bool { xmax > current.xmax }
+
     private func isRunning(_ txid: UInt64) -> Bool {
         var (low, high) = (0, running.count)
         while low < high {

@@ -86,12 +86,11 @@ package struct SyncEngine: Sendable {
         }
     }
 
-    /// Whether `token` names transactions the database has not begun (a token made up, or one
-    /// from another database, one restored from an older backup, say): nothing could be said to
-    /// have changed since it, so it is answered as a token too old is, with a full sync.
-    package static func isAhead(_ token: String, of current: String) -> Bool {
+    /// Whether `token` is ahead of the database (``PostgresSnapshot/isAhead(of:)``): answered as
+    /// a token too old is, with a full sync.
+    static func isAhead(_ token: String, of current: String) -> Bool {
         guard let token = PostgresSnapshot(token), let current = PostgresSnapshot(current) else { return true }
-        return token.xmax > current.xmax
+        return token.isAhead(of: current)
     }
 
     /// What changed since `token`, or nil when more than ``mostChanges`` entries did.

@@ -106,4 +106,17 @@ import Testing
             }
         }
     }
+
+    /// A position is ahead of a snapshot when it names a transaction the snapshot's database had
+    /// not begun; one taken earlier, at the same time, or with transactions still running is not.
+    @Test func aheadIsNamingWhatTheDatabaseHadNotBegun() throws {
+        let current = try #require(PostgresSnapshot("100:110:103,105"))
+        for (text, ahead) in [
+            ("100:110:103,105", false), ("90:95:", false), ("100:110:", false), ("104:111:", true),
+            ("1000000:1000000:", true),
+        ] {
+            let position = try #require(PostgresSnapshot(text))
+            #expect(position.isAhead(of: current) == ahead, "\(text)")
+        }
+    }
 }

@@ -20,7 +20,7 @@ struct StreamLog: Sendable {
         var changes: [UUID: [StreamBatch.Change]]
         /// The communities asked with a position since which more than
         /// ``SyncEngine/mostChanges`` entries changed, or one the database has not reached
-        /// (``SyncEngine/isAhead(_:of:)``): their changes are not read (nor in ``changes``); the
+        /// (``PostgresSnapshot/isAhead(of:)``): their changes are not read (nor in ``changes``); the
         /// client runs a full sync instead (`reset`).
         var tooManyChanges: Set<UUID> = []
     }
@@ -47,7 +47,7 @@ struct StreamLog: Sendable {
             var changes: [UUID: [StreamBatch.Change]] = [:]
             var tooMany = Set<UUID>()
             for (community, since) in positions where memberOf.contains(community) {
-                guard since.xmax <= snapshot.xmax else {
+                guard !since.isAhead(of: snapshot) else {
                     tooMany.insert(community)
                     continue
                 }
