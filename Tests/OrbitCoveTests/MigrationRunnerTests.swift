@@ -120,12 +120,14 @@ import Testing
 }
 
 /// Creates an empty database owned by the schema owner, passes its URL, then drops it.
+/// Copied from `template0`, which nobody connects to: `template1` is refused as a source
+/// while anything (an autovacuum worker) is connected to it.
 func withScratchDatabase(_ body: @Sendable (URL) async throws -> Void) async throws {
     let name = "scratch_\(UUID().uuidString.prefix(8).lowercased())"
     let owner = TestEnvironment.ownerDatabaseURL
     try await withTestDatabase(url: owner) { admin in
         try await admin.client.query(
-            PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestEnvironment.logger)
+            PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE template0"), logger: TestEnvironment.logger)
     }
     var components = try #require(URLComponents(url: owner, resolvingAgainstBaseURL: false))
     components.path = "/\(name)"
@@ -138,9 +140,23 @@ func withScratchDatabase(_ body: @Sendable (URL) async throws -> Void) async thr
     try await dropDatabase(name, via: owner)
 }
 
+/// `WITH (FORCE)` ends the test's own connections still closing, but the owner may not end
+/// an autovacuum worker's (42501), and a plain drop waits only 5 s for one (55006): both are
+/// tried again, for up to 30 s.
 private func dropDatabase(_ name: String, via owner: URL) async throws {
     try await withTestDatabase(url: owner) { admin in
-        try await admin.client.query(
-            PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: TestEnvironment.logger)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                try await admin.client.query(
+                    PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"),
+                    logger: TestEnvironment.logger)
+                return
+            } catch let error as PSQLError
+                where ["42501", "55006"].contains(error.serverInfo?[.sqlState]) && ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
     }
 }

@@ -94,7 +94,19 @@ func withTestDatabase<Result: Sendable>(
 ) async throws -> Result {
     let database = try Database(
         url: url, maxConnections: 4, connectionWait: .seconds(15), logger: TestEnvironment.logger)
-    return try await withServices([database.service()]) { try await body(database) }
+    do {
+        return try await withServices([database.service()]) { try await body(database) }
+    } catch let error as PSQLError {
+        throw ServerSaid(error: error)
+    }
+}
+
+/// A `PSQLError` that escaped a test, told in full: its own description is a placeholder
+/// ("Generic description to prevent accidental leakage"), and a failure in CI must say what
+/// PostgreSQL said.
+struct ServerSaid: Error, CustomStringConvertible {
+    let error: PSQLError
+    var description: String { String(reflecting: error) }
 }
 
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
