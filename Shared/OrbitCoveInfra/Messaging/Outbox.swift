@@ -67,6 +67,32 @@ extension Outbox {
     }
 }
 
+extension Outbox {
+    /// A message that the statement making a change writes itself, completing the payload
+    /// from the rows it wrote: `data` is the payload encoded here, and the statement adds the
+    /// fields only it knows (`data::jsonb || jsonb_build_object(...)`, each named as the
+    /// payload's property). An answer to an event writes its messages so, and no round trip of
+    /// their own runs while it holds the instance's lock. The statement binds ``queue``,
+    /// ``type``, ``version`` and ``data``, and the caller says ``wroteInStatement()`` after it.
+    package struct Template: Sendable {
+        package let queue: String
+        package let type: String
+        package let version: Int
+        package let data: String
+
+        package init<Payload: MessagePayload>(_ payload: Payload, to queue: QueueName = .notifications) throws {
+            self.queue = queue.rawValue
+            type = Payload.messageType
+            version = Payload.messageVersion
+            data = String(decoding: try JSONCoding.encoder.encode(payload), as: UTF8.self)
+        }
+    }
+
+    /// A statement of this transaction wrote outbox rows (``Template``): the relay is woken
+    /// once it commits, as after ``enqueue(_:to:traceparent:on:logger:)``.
+    package static func wroteInStatement() { written?.set() }
+}
+
 /// The outbox row every announced change writes, prepared once per connection.
 struct OutboxRow: PreparedRows {
     static let sql = """

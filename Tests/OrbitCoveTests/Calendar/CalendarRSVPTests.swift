@@ -97,6 +97,77 @@ import Testing
         }
     }
 
+    /// An answer's statement writes its messages itself (`AnswerStatement`), completing each
+    /// payload with what only the statement knows: they are the payloads the notifications
+    /// service decodes, with the previous status, the place and who was promoted, in order,
+    /// from the answerer, with the request's trace.
+    @Test func theMessagesAnAnswerWritesAreItsPayloads() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: coach)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+            let daughter = try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"Bea"}"#)
+                .data(FamilyMember.self)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-01T15:00:00Z","capacity":1}"#)
+            let rsvp = "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp"
+            #expect(try await api.call(.post, rsvp, as: ada, json: #"{"status":"yes"}"#).status == .ok)
+            let waiting = try await api.call(
+                .post, rsvp, as: ben, json: #"{"status":"yes","familyMemberId":"\#(daughter.id)"}"#)
+            #expect(try waiting.data(EventRSVP.self).waitlisted)
+            #expect(try await api.call(.post, rsvp, as: ada, json: #"{"status":"no"}"#).status == .ok)
+
+            let rows = try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                var rows: [(type: String, actor: UUID?, trace: String?, data: String)] = []
+                for try await row in try await owner.client.query(
+                    """
+                    SELECT message_type, actor_id, traceparent, data::text FROM outbox
+                    WHERE message_type IN ('event.rsvp_changed', 'event.waitlist_promoted')
+                      AND data -> 'event' ->> 'eventId' = \(event.id.lowercasedString)
+                    ORDER BY seq
+                    """, logger: TestEnvironment.logger
+                ).decode((String, UUID?, String?, String).self) {
+                    rows.append((row.0, row.1, row.2, row.3))
+                }
+                return rows
+            }
+            #expect(
+                rows.map(\.type) == [
+                    "event.rsvp_changed", "event.rsvp_changed", "event.rsvp_changed", "event.waitlist_promoted",
+                ])
+            #expect(rows.map(\.actor) == [ada.id, ben.id, ada.id, ada.id])
+            #expect(rows.allSatisfy { $0.trace?.hasPrefix("00-") == true }, "\(rows.map(\.trace))")
+            guard rows.count == 4 else { return }
+            func decode<Payload: Decodable>(_ type: Payload.Type, _ index: Int) throws -> Payload {
+                try JSONCoding.decoder.decode(Payload.self, from: Data(rows[index].data.utf8))
+            }
+            let first = try decode(EventRSVPChanged.self, 0)
+            #expect(first.event.eventId == event.id && first.event.title == "Match")
+            let summary = first.event
+            #expect(
+                first
+                    == EventRSVPChanged(
+                        communityId: club.id, event: summary, userId: ada.id, familyMemberId: nil, status: .yes,
+                        previousStatus: nil, waitlisted: false))
+            #expect(
+                try decode(EventRSVPChanged.self, 1)
+                    == EventRSVPChanged(
+                        communityId: club.id, event: summary, userId: ben.id, familyMemberId: daughter.id,
+                        status: .yes, previousStatus: nil, waitlisted: true))
+            #expect(
+                try decode(EventRSVPChanged.self, 2)
+                    == EventRSVPChanged(
+                        communityId: club.id, event: summary, userId: ada.id, familyMemberId: nil, status: .no,
+                        previousStatus: .yes, waitlisted: false))
+            #expect(
+                try decode(EventWaitlistPromoted.self, 3)
+                    == EventWaitlistPromoted(
+                        communityId: club.id, communityName: club.name, event: summary, userId: ben.id,
+                        familyMemberId: daughter.id))
+        }
+    }
+
     /// An answer is placed only on the event as it was read: `calendar_answer` takes the
     /// instance's lock and refuses (serialization_failure, which the store answers by reading
     /// again) when the event's rows changed since, so a cancellation or a new deadline that

@@ -64,25 +64,36 @@ struct RSVPStore: Sendable {
                     throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
                 }
             }
-            let answered = try await Self.answer(
-                answer, of: user, to: key, asRead: seen, on: connection, logger: logger)
-            guard let mine = answered.first(where: \.mine) else { throw APIError.forbidden }
-            change.touched(answered.count(where: \.mine))
             let summary = instance.summary(recurrenceId: key.recurrenceId, seriesId: key.eventId)
-            change.announce(
-                EventRSVPChanged(
-                    communityId: granted.communityId, event: summary, userId: user,
-                    familyMemberId: answer.familyMemberId, status: answer.status, previousStatus: mine.previousStatus,
-                    waitlisted: mine.answer.waitlisted))
-            // Every other answer whose place changed and that now has one waited before it.
-            for promoted in answered where !promoted.mine && !promoted.answer.waitlisted {
-                change.announce(
+            let announcements = Announcements(
+                community: granted.communityId, traceparent: request.traceparent,
+                // The statement adds the answer's previous status and place.
+                changed: try Outbox.Template(
+                    EventRSVPChanged(
+                        communityId: granted.communityId, event: summary, userId: user,
+                        familyMemberId: answer.familyMemberId, status: answer.status, previousStatus: nil,
+                        waitlisted: false)),
+                // And, for every other answer whose place changed and that now has one (it
+                // waited before), whose it is.
+                promoted: try Outbox.Template(
                     EventWaitlistPromoted(
                         communityId: granted.communityId, communityName: granted.record.name, event: summary,
-                        userId: promoted.userId, familyMemberId: promoted.answer.familyMemberId))
-            }
+                        userId: user, familyMemberId: nil)))
+            let answered = try await Self.answer(
+                answer, of: user, to: key, asRead: seen, announcing: announcements, on: connection, logger: logger)
+            guard let mine = answered.first(where: \.mine) else { throw APIError.forbidden }
+            change.touched(answered.count(where: \.mine))
             return mine.answer
         }
+    }
+
+    /// The messages an answer's statement writes (``AnswerStatement``): `event.rsvp_changed`
+    /// for the answer, `event.waitlist_promoted` for each answer it gave a place.
+    struct Announcements {
+        var community: UUID
+        var traceparent: String?
+        var changed: Outbox.Template
+        var promoted: Outbox.Template
     }
 
     /// An answer as `calendar_answer` (migration 0026) returns it: the caller's own as it now
@@ -94,17 +105,19 @@ struct RSVPStore: Sendable {
         var mine: Bool
     }
 
-    /// Takes the instance's lock, checks that its rows are as read, upserts one answer and
-    /// places the instance's yeses again, in one statement.
+    /// Takes the instance's lock, checks that its rows are as read, upserts one answer, places
+    /// the instance's yeses again and writes the messages, in one statement.
     private static func answer(
-        _ answer: Answer, of user: UUID, to key: InstanceKey, asRead seen: Seen, on connection: PostgresConnection,
-        logger: Logger
+        _ answer: Answer, of user: UUID, to key: InstanceKey, asRead seen: Seen, announcing announcements: Announcements,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> [Answered] {
         var answered: [Answered] = []
         let rows = try await connection.query(
             AnswerStatement(
-                eventId: key.eventId, recurrenceId: key.recurrenceId, userId: user, answer: answer, seen: seen),
+                eventId: key.eventId, recurrenceId: key.recurrenceId, userId: user, answer: answer, seen: seen,
+                announcements: announcements),
             logger: logger)
+        Outbox.wroteInStatement()
         for try await row in rows {
             var cells = RowReader(row)
             let _: UUID = try cells.next("id")
@@ -283,23 +296,49 @@ struct RSVPStore: Sendable {
     }
 }
 
-/// `calendar_answer` (migration 0026), prepared once per connection: every answer runs it.
+/// `calendar_answer` (migration 0059) and the messages of what it returns, prepared once per
+/// connection: every answer runs it. The outbox rows are written by the same statement, so
+/// only the COMMIT follows it under the instance's lock (a round trip of their own there held
+/// every other answer to the event waiting).
 struct AnswerStatement: PreparedRows {
     static let sql = """
+        WITH answered AS MATERIALIZED (
+            SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status,
+                   mine
+            FROM calendar_answer($1, $2, $3, $4, $5::rsvp_status, $6::integer, $7, $8::integer, $9)
+        ), announced AS (
+            INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, actor_id, data,
+                                traceparent)
+            SELECT gen_random_uuid(), CASE WHEN a.mine THEN $12 ELSE $16 END,
+                   CASE WHEN a.mine THEN $13 ELSE $17 END, CASE WHEN a.mine THEN $14 ELSE $18 END, clock_timestamp(),
+                   $10, $3,
+                   CASE WHEN a.mine
+                        THEN $15::jsonb || jsonb_build_object('previousStatus', a.previous_status,
+                                                              'waitlisted', a.waitlisted)
+                        ELSE $19::jsonb || jsonb_build_object('userId', a.user_id,
+                                                              'familyMemberId', a.family_member_id)
+                   END,
+                   $11
+            FROM answered a
+            WHERE a.mine OR NOT a.waitlisted
+            ORDER BY a.mine DESC, a.id
+        )
         SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
-        FROM calendar_answer($1, $2, $3, $4, $5::rsvp_status, $6::integer, $7, $8::integer, $9)
+        FROM answered
         """
     static let bindingDataTypes: [PostgresDataType] = [
         .uuid, .timestamptz, .uuid, .uuid, .text, .int8, .text, .int8, .int8,
+        .uuid, .text, .text, .text, .int8, .text, .text, .text, .int8, .text,
     ]
     var eventId: UUID
     var recurrenceId: Date?
     var userId: UUID
     var answer: RSVPStore.Answer
     var seen: RSVPStore.Seen
+    var announcements: RSVPStore.Announcements
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 9)
+        var bindings = PostgresBindings(capacity: 19)
         bindings.append(eventId)
         bindings.append(recurrenceId)
         bindings.append(userId)
@@ -309,6 +348,14 @@ struct AnswerStatement: PreparedRows {
         bindings.append(answer.note)
         bindings.append(seen.rows)
         bindings.append(seen.sequences)
+        bindings.append(announcements.community)
+        bindings.append(announcements.traceparent)
+        for template in [announcements.changed, announcements.promoted] {
+            bindings.append(template.queue)
+            bindings.append(template.type)
+            bindings.append(template.version)
+            bindings.append(template.data)
+        }
         return bindings
     }
 }
