@@ -108,7 +108,8 @@ struct RSVPStore: Sendable {
     /// Takes the instance's lock, checks that its rows are as read, upserts one answer, places
     /// the instance's yeses again and writes the messages, in one statement.
     private static func answer(
-        _ answer: Answer, of user: UUID, to key: InstanceKey, asRead seen: Seen, announcing announcements: Announcements,
+        _ answer: Answer, of user: UUID, to key: InstanceKey, asRead seen: Seen,
+        announcing announcements: Announcements,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> [Answered] {
         var answered: [Answered] = []
