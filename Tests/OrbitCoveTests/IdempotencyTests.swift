@@ -64,6 +64,18 @@ import Testing
             try await effect(context)
             throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "after the commit")
         }
+        // The same through a transaction whose last statement writes (`closingTransaction`, as
+        // an answer is made): the key is marked after that statement, with the COMMIT.
+        router.post("close-then-fail") { _, context -> Response in
+            let user = try #require(context.userId)
+            _ = try await database.closingTransaction(scope: .user(user)) { _ in
+                """
+                INSERT INTO idempotency_keys (user_id, key, request_hash)
+                VALUES (\(user), 'effect-' || gen_random_uuid(), repeat('0', 64))
+                """
+            }
+            throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "after the commit")
+        }
         // A commit whose acknowledgement never came back: the key is marked in the database,
         // but the request does not know it committed.
         router.post("write-unacknowledged") { _, context -> Response in
@@ -122,6 +134,15 @@ import Testing
                 let retry = try await Self.post(client, "/write-then-fail", user: user, key: key)
                 #expect(retry.0 == .conflict && retry.1 == "IDEMPOTENCY_RESPONSE_LOST", "\(retry)")
                 #expect(try await Self.effects(of: user, database) == 1)
+
+                let closingKey = UUID().uuidString
+                #expect(
+                    try await Self.post(client, "/close-then-fail", user: user, key: closingKey).0
+                        == .serviceUnavailable)
+                let closingRetry = try await Self.post(client, "/close-then-fail", user: user, key: closingKey)
+                #expect(
+                    closingRetry.0 == .conflict && closingRetry.1 == "IDEMPOTENCY_RESPONSE_LOST", "\(closingRetry)")
+                #expect(try await Self.effects(of: user, database) == 2)
 
                 // One that wrote nothing is run again, as before.
                 let readKey = UUID().uuidString

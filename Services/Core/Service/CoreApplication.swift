@@ -66,7 +66,7 @@ package enum CoreApplication {
         EventRoutes(
             store: EventStore(database: database, events: events, expansions: expansions, logger: log("calendar")),
             editor: EventEditor(writes: kit.writes, events: events, logger: log("calendar")),
-            answers: RSVPStore(database: database, writes: kit.writes, events: events, logger: log("rsvps")),
+            answers: RSVPStore(database: database, events: events, logger: log("rsvps")),
             feeds: feeds
         ).register(on: community)
         CalendarFeedRoutes(feeds: feeds, gate: kit.gate, limiter: limiter, fetchLimit: core.feedFetchLimit)

@@ -217,11 +217,13 @@ package final class IdempotencyClaim: Sendable {
 
     /// Marks the key applied if the transaction on `connection` wrote anything; whether it did.
     func mark(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query(
-            "SELECT app_idempotency_applied(\(userId), \(key), \(id))", logger: logger)
+        let rows = try await connection.query(marking, logger: logger)
         for try await wrote in rows.decode(Bool.self) { return wrote }
         return false
     }
+
+    /// The statement of ``mark(on:logger:)``: one row, whether the transaction wrote.
+    var marking: PostgresQuery { "SELECT app_idempotency_applied(\(userId), \(key), \(id))" }
 
     /// Called once a transaction that marked the key has committed.
     func committed() { wrote.set() }

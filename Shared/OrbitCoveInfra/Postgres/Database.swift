@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
@@ -81,48 +82,124 @@ package struct Database: Sendable {
         scope: AccessScope?, isolation: IsolationLevel = .readCommitted,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let written = AtomicFlag()
-        defer { if written.isSet { outboxWakeups.wake() } }
-        let idempotency = IdempotencyClaim.current
-        let marked = AtomicFlag()
-        let result = try await guarded {
-            try await Outbox.$written.withValue(written) {
-                try await withBoundedWait { connection in
-                    try await connection.withTransaction(logger: logger) { connection in
-                        if isolation == .repeatableRead {
-                            try await connection.run(
-                                "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
-                        }
-                        // The scope, and a bound on every statement (a database that stops answering
-                        // after the lease, or a lock that is never released, must not hang a request).
-                        let timeout = statementTimeout
-                        switch scope {
-                        case .user(let userId):
-                            // Sets `app.current_user_id` and reads the user's communities once, for
-                            // every policy in this transaction to compare against (migration 0024).
-                            for try await _ in try await connection.query(
-                                EnterAsUser(userId: userId, statementTimeout: timeout), logger: logger)
-                            {}
-                        case .system:
-                            try await connection.run(
-                                """
-                                SELECT set_config('app.system', 'on', true), set_config('statement_timeout', \(timeout), true)
-                                """, logger: logger)
-                        case nil:
-                            try await connection.run(
-                                "SELECT set_config('statement_timeout', \(timeout), true)", logger: logger)
-                        }
-                        let result = try await body(connection)
-                        // Last before the commit: a request holding an Idempotency-Key records
-                        // that its writes are in (IdempotencyMiddleware).
-                        if let idempotency, try await idempotency.mark(on: connection, logger: logger) { marked.set() }
-                        return result
-                    }
+        try await framed { connection, idempotency in
+            try await connection.withTransaction(logger: logger) { connection in
+                try await enter(scope, isolation: isolation, on: connection)
+                let result = try await body(connection)
+                // Last before the commit: a request holding an Idempotency-Key records
+                // that its writes are in (IdempotencyMiddleware).
+                if let claim = idempotency.claim, try await claim.mark(on: connection, logger: logger) {
+                    idempotency.marked.set()
                 }
+                return result
             }
         }
-        if marked.isSet { idempotency?.committed() }
+    }
+
+    /// A transaction whose last statement goes out with the COMMIT right behind it: `body`
+    /// reads what that statement needs and returns it, and its rows are returned once both
+    /// have run. The COMMIT is queued on the connection before the statement's result comes
+    /// back, so PostgreSQL runs it as soon as the statement ends: the locks the statement takes
+    /// are held for its own time and the commit's, not also for this process's turn between
+    /// the two (about 2 ms under load, which held every other answer to an event waiting;
+    /// BENCHMARKS.md, issue 20). A statement that fails leaves the COMMIT to end the
+    /// transaction as a rollback. Nothing may depend on reading the statement's rows before
+    /// the commit: whatever the rows make of the response is decided after it.
+    package func closingTransaction(
+        scope: AccessScope?, _ body: (PostgresConnection) async throws -> PostgresQuery
+    ) async throws -> [PostgresRow] {
+        try await framed { connection, idempotency in
+            try await connection.run("BEGIN", logger: logger)
+            let closing: PostgresQuery
+            do {
+                try await enter(scope, isolation: .readCommitted, on: connection)
+                closing = try await body(connection)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+            // The statement, the key's mark (after the statement: it marks only a transaction
+            // that wrote) and the COMMIT, each queued before the one before it answers.
+            let statement: EventLoopFuture<PostgresQueryResult> = connection.query(closing, logger: logger)
+            let mark: EventLoopFuture<PostgresQueryResult>? = idempotency.claim.map {
+                connection.query($0.marking, logger: logger)
+            }
+            let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
+            do {
+                let rows = try await statement.get().rows
+                if let mark, try await mark.get().rows.first?.decode(Bool.self) == true {
+                    idempotency.marked.set()
+                }
+                // "ROLLBACK" if the transaction failed after all (a deferred check): nothing is in.
+                guard try await commit.get().metadata.command == "COMMIT" else {
+                    idempotency.marked.set(false)
+                    throw Self.rolledBack
+                }
+                return rows
+            } catch {
+                idempotency.marked.set(false)
+                _ = try? await commit.get()
+                throw error
+            }
+        }
+    }
+
+    /// What ``closingTransaction(scope:_:)`` throws when its COMMIT was answered as a
+    /// rollback although its statements succeeded.
+    static let rolledBack = APIError.internalError
+
+    /// What every transaction shares: the outbox wake-up after a commit that wrote messages,
+    /// the request's Idempotency-Key (marked by the transaction, recorded once it committed),
+    /// the breaker and the bounded wait for a connection.
+    private func framed<Result: Sendable>(
+        _ work: (PostgresConnection, IdempotencyMark) async throws -> Result
+    ) async throws -> Result {
+        let written = AtomicFlag()
+        defer { if written.isSet { outboxWakeups.wake() } }
+        let idempotency = IdempotencyMark(claim: IdempotencyClaim.current)
+        let result = try await guarded {
+            try await Outbox.$written.withValue(written) {
+                try await withBoundedWait { connection in try await work(connection, idempotency) }
+            }
+        }
+        if idempotency.marked.isSet { idempotency.claim?.committed() }
         return result
+    }
+
+    /// The request's claim on an Idempotency-Key, if it holds one, and whether this transaction
+    /// marked it.
+    private struct IdempotencyMark {
+        let claim: IdempotencyClaim?
+        let marked = AtomicFlag()
+    }
+
+    /// Sets the transaction's isolation level, scope and bound on every statement (a database
+    /// that stops answering after the lease, or a lock that is never released, must not hang a
+    /// request).
+    private func enter(
+        _ scope: AccessScope?, isolation: IsolationLevel, on connection: PostgresConnection
+    )
+        async throws
+    {
+        if isolation == .repeatableRead {
+            try await connection.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
+        }
+        let timeout = statementTimeout
+        switch scope {
+        case .user(let userId):
+            // Sets `app.current_user_id` and reads the user's communities once, for every
+            // policy in this transaction to compare against (migration 0024).
+            for try await _ in try await connection.query(
+                EnterAsUser(userId: userId, statementTimeout: timeout), logger: logger)
+            {}
+        case .system:
+            try await connection.run(
+                """
+                SELECT set_config('app.system', 'on', true), set_config('statement_timeout', \(timeout), true)
+                """, logger: logger)
+        case nil:
+            try await connection.run("SELECT set_config('statement_timeout', \(timeout), true)", logger: logger)
+        }
     }
 
     /// Runs `body` on a pooled connection outside any transaction: each statement is its own,

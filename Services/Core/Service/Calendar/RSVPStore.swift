@@ -9,7 +9,6 @@ import PostgresNIO
 /// that opens goes to the first in line, who is told.
 struct RSVPStore: Sendable {
     let database: Database
-    let writes: CommunityWrites
     let events: EventRows
     let logger: Logger
 
@@ -50,7 +49,9 @@ struct RSVPStore: Sendable {
         _ answer: Answer, to eventId: UUID, granted: CommunityGate.Granted, request: RequestFacts
     ) async throws -> EventRSVP {
         let user = granted.userId
-        return try await writes.change(in: granted.communityId, by: user, request: request) { change, connection in
+        // Not `writes.change`: an answer writes no audit entry and empties no cache, and its
+        // messages are its statement's, which commits as it ends (`closingTransaction`).
+        let rows = try await database.closingTransaction(scope: .user(user)) { connection in
             let (key, instance, seen) = try await Self.instance(
                 eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, events: events, on: connection,
                 logger: logger)
@@ -79,12 +80,15 @@ struct RSVPStore: Sendable {
                     EventWaitlistPromoted(
                         communityId: granted.communityId, communityName: granted.record.name, event: summary,
                         userId: user, familyMemberId: nil)))
-            let answered = try await Self.answer(
-                answer, of: user, to: key, asRead: seen, announcing: announcements, on: connection, logger: logger)
-            guard let mine = answered.first(where: \.mine) else { throw APIError.forbidden }
-            change.touched(answered.count(where: \.mine))
-            return mine.answer
+            Outbox.wroteInStatement()
+            return try AnswerStatement(
+                eventId: key.eventId, recurrenceId: key.recurrenceId, userId: user, answer: answer, seen: seen,
+                announcements: announcements
+            ).query
         }
+        // Committed: calendar_answer always returns the answer it made.
+        guard let mine = try Self.answered(rows).first(where: \.mine) else { throw APIError.internalError }
+        return mine.answer
     }
 
     /// The messages an answer's statement writes (``AnswerStatement``): `event.rsvp_changed`
@@ -105,21 +109,10 @@ struct RSVPStore: Sendable {
         var mine: Bool
     }
 
-    /// Takes the instance's lock, checks that its rows are as read, upserts one answer, places
-    /// the instance's yeses again and writes the messages, in one statement.
-    private static func answer(
-        _ answer: Answer, of user: UUID, to key: InstanceKey, asRead seen: Seen,
-        announcing announcements: Announcements,
-        on connection: PostgresConnection, logger: Logger
-    ) async throws -> [Answered] {
+    /// The rows of ``AnswerStatement``.
+    private static func answered(_ rows: [PostgresRow]) throws -> [Answered] {
         var answered: [Answered] = []
-        let rows = try await connection.query(
-            AnswerStatement(
-                eventId: key.eventId, recurrenceId: key.recurrenceId, userId: user, answer: answer, seen: seen,
-                announcements: announcements),
-            logger: logger)
-        Outbox.wroteInStatement()
-        for try await row in rows {
+        for row in rows {
             var cells = RowReader(row)
             let _: UUID = try cells.next("id")
             let userId: UUID = try cells.next("user_id")
@@ -297,11 +290,15 @@ struct RSVPStore: Sendable {
     }
 }
 
-/// `calendar_answer` (migration 0059) and the messages of what it returns, prepared once per
-/// connection: every answer runs it. The outbox rows are written by the same statement, so
-/// only the COMMIT follows it under the instance's lock (a round trip of their own there held
-/// every other answer to the event waiting).
-struct AnswerStatement: PreparedRows {
+/// `calendar_answer` (migration 0059) and the messages of what it returns: takes the
+/// instance's lock, checks that its rows are as read, upserts one answer, places the
+/// instance's yeses again and writes the outbox rows, in one statement, which the COMMIT
+/// follows at once (``Database/closingTransaction(scope:_:)``). Nothing runs under the lock
+/// but PostgreSQL's own work: a round trip of the messages' own there, and then core's turn
+/// between the statement's result and the COMMIT, each held every other answer to the event
+/// waiting. Planned each time (it is sent as a query, not a prepared statement), before it
+/// takes any lock.
+struct AnswerStatement {
     static let sql = """
         WITH answered AS MATERIALIZED (
             SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status,
@@ -327,10 +324,6 @@ struct AnswerStatement: PreparedRows {
         SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
         FROM answered
         """
-    static let bindingDataTypes: [PostgresDataType] = [
-        .uuid, .timestamptz, .uuid, .uuid, .text, .int8, .text, .int8, .int8,
-        .uuid, .text, .text, .text, .int8, .text, .text, .text, .int8, .text,
-    ]
     var eventId: UUID
     var recurrenceId: Date?
     var userId: UUID
@@ -338,7 +331,11 @@ struct AnswerStatement: PreparedRows {
     var seen: RSVPStore.Seen
     var announcements: RSVPStore.Announcements
 
-    func makeBindings() throws -> PostgresBindings {
+    var query: PostgresQuery {
+        get throws { PostgresQuery(unsafeSQL: Self.sql, binds: try bindings()) }
+    }
+
+    private func bindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 19)
         bindings.append(eventId)
         bindings.append(recurrenceId)
