@@ -290,39 +290,18 @@ struct RSVPStore: Sendable {
     }
 }
 
-/// `calendar_answer` (migration 0059) and the messages of what it returns: takes the
-/// instance's lock, checks that its rows are as read, upserts one answer, places the
-/// instance's yeses again and writes the outbox rows, in one statement, which the COMMIT
-/// follows at once (``Database/closingTransaction(scope:_:)``). Nothing runs under the lock
-/// but PostgreSQL's own work: a round trip of the messages' own there, and then core's turn
-/// between the statement's result and the COMMIT, each held every other answer to the event
-/// waiting. Planned each time (it is sent as a query, not a prepared statement), before it
-/// takes any lock.
+/// `calendar_answer_announced` (migration 0060): `calendar_answer` (0059) and the outbox rows
+/// of what it returns. Takes the instance's lock, checks that its rows are as read, upserts
+/// one answer, places the instance's yeses again and writes the messages, in one statement,
+/// which the COMMIT follows at once (``Database/closingTransaction(scope:_:)``). Nothing runs
+/// under the lock but PostgreSQL's own work: a round trip of the messages' own there, and then
+/// core's turn between the statement's result and the COMMIT, each held every other answer to
+/// the event waiting.
 struct AnswerStatement {
     static let sql = """
-        WITH answered AS MATERIALIZED (
-            SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status,
-                   mine
-            FROM calendar_answer($1, $2, $3, $4, $5::rsvp_status, $6::integer, $7, $8::integer, $9)
-        ), announced AS (
-            INSERT INTO outbox (id, queue, message_type, message_version, occurred_at, community_id, actor_id, data,
-                                traceparent)
-            SELECT gen_random_uuid(), CASE WHEN a.mine THEN $12 ELSE $16 END,
-                   CASE WHEN a.mine THEN $13 ELSE $17 END, CASE WHEN a.mine THEN $14 ELSE $18 END, clock_timestamp(),
-                   $10, $3,
-                   CASE WHEN a.mine
-                        THEN $15::jsonb || jsonb_build_object('previousStatus', a.previous_status,
-                                                              'waitlisted', a.waitlisted)
-                        ELSE $19::jsonb || jsonb_build_object('userId', a.user_id,
-                                                              'familyMemberId', a.family_member_id)
-                   END,
-                   $11
-            FROM answered a
-            WHERE a.mine OR NOT a.waitlisted
-            ORDER BY a.mine DESC, a.id
-        )
         SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
-        FROM answered
+        FROM calendar_answer_announced($1, $2, $3, $4, $5::rsvp_status, $6::integer, $7, $8::integer, $9, $10, $11,
+                                       $12, $13, $14::integer, $15::jsonb, $16, $17, $18::integer, $19::jsonb)
         """
     var eventId: UUID
     var recurrenceId: Date?
