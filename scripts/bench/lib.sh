@@ -54,8 +54,9 @@ cpu_snapshot() {
             "/proc/$pid/stat"
     done
     postmaster=$(head -n 1 .local/postgres/postmaster.pid 2>/dev/null) || return 0
+    # A backend can end between pgrep and the read (its connection closed): it is skipped.
     for pid in $(pgrep -P "$postmaster"); do
-        [[ -r /proc/$pid/stat ]] && awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat"
+        awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true
     done | awk -v hz="$ticks" '{ total += $1 } END { printf "postgres-backends %.2f\n", total / hz }'
 }
 

@@ -217,13 +217,23 @@ package final class IdempotencyClaim: Sendable {
 
     /// Marks the key applied if the transaction on `connection` wrote anything; whether it did.
     func mark(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query(marking, logger: logger)
+        let rows = try await connection.query(
+            "SELECT app_idempotency_applied(\(userId), \(key), \(id))", logger: logger)
         for try await wrote in rows.decode(Bool.self) { return wrote }
         return false
     }
 
-    /// The statement of ``mark(on:logger:)``: one row, whether the transaction wrote.
-    var marking: PostgresQuery { "SELECT app_idempotency_applied(\(userId), \(key), \(id))" }
+    /// ``mark(on:logger:)``'s statement for a transaction that is about to write (its last
+    /// statement is the write, `Database.closingTransaction`): it gives the transaction its id
+    /// first, so the key is marked whether or not anything was written yet. One row: whether
+    /// the key was marked. (The id is read, or the planner drops a column nobody reads, and
+    /// `pg_current_xact_id()` is stable.)
+    var markingBeforeTheWrite: PostgresQuery {
+        """
+        SELECT app_idempotency_applied(\(userId), \(key), \(id))
+        FROM (SELECT pg_current_xact_id() AS xid OFFSET 0) AS writing WHERE writing.xid IS NOT NULL
+        """
+    }
 
     /// Called once a transaction that marked the key has committed.
     func committed() { wrote.set() }

@@ -96,15 +96,17 @@ package struct Database: Sendable {
         }
     }
 
-    /// A transaction whose last statement goes out with the COMMIT right behind it: `body`
-    /// reads what that statement needs and returns it, and its rows are returned once both
-    /// have run. The COMMIT is queued on the connection before the statement's result comes
-    /// back, so PostgreSQL runs it as soon as the statement ends: the locks the statement takes
-    /// are held for its own time and the commit's, not also for this process's turn between
-    /// the two (about 2 ms under load, which held every other answer to an event waiting;
-    /// BENCHMARKS.md, issue 20). A statement that fails leaves the COMMIT to end the
-    /// transaction as a rollback. Nothing may depend on reading the statement's rows before
-    /// the commit: whatever the rows make of the response is decided after it.
+    /// A transaction whose last statement has the COMMIT queued right behind it: `body` reads
+    /// what that statement needs and returns it, and its rows are returned once both have run.
+    /// The COMMIT is queued on the connection before the statement's result comes back, and
+    /// PostgresNIO sends it from the event loop as soon as the statement's ReadyForQuery
+    /// arrives: the locks the statement takes are held for its own time, a round trip and the
+    /// commit's, not also for this process's task to be resumed, read the rows and send the
+    /// COMMIT (about 2 ms under load, which held every other answer to an event waiting;
+    /// BENCHMARKS.md, issue 20). A request's Idempotency-Key is marked before the statement,
+    /// outside its locks. A statement that fails leaves the COMMIT to end the transaction as a
+    /// rollback. Nothing may depend on reading the statement's rows before the commit: whatever
+    /// the rows make of the response is decided after it.
     package func closingTransaction(
         scope: AccessScope?, _ body: (PostgresConnection) async throws -> PostgresQuery
     ) async throws -> [PostgresRow] {
@@ -118,30 +120,33 @@ package struct Database: Sendable {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
-            // The statement, the key's mark (after the statement: it marks only a transaction
-            // that wrote) and the COMMIT, each queued before the one before it answers.
-            let statement: EventLoopFuture<PostgresQueryResult> = connection.query(closing, logger: logger)
+            // The key's mark, the statement and the COMMIT, each queued before the one before
+            // it answers. The mark first: the closing statement writes (or fails, and nothing
+            // is in), so the transaction is given its id for the mark to see it as writing.
             let mark: EventLoopFuture<PostgresQueryResult>? = idempotency.claim.map {
-                connection.query($0.marking, logger: logger)
+                connection.query($0.markingBeforeTheWrite, logger: logger)
             }
+            let statement: EventLoopFuture<PostgresQueryResult> = connection.query(closing, logger: logger)
             let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
-            do {
-                let rows = try await statement.get().rows
-                if let mark, try await mark.get().rows.first?.decode(Bool.self) == true {
-                    idempotency.marked.set()
-                }
-                // "ROLLBACK" if the transaction failed after all (a deferred check): nothing is in.
-                guard try await commit.get().metadata.command == "COMMIT" else {
-                    idempotency.marked.set(false)
-                    throw Self.rolledBack
-                }
-                return rows
-            } catch {
-                idempotency.marked.set(false)
-                _ = try? await commit.get()
-                throw error
-            }
+            // Every answer is waited for, so the connection goes back to the pool idle.
+            var marked: Swift.Result<PostgresQueryResult, any Error>?
+            if let mark { marked = await Self.outcome(of: mark) }
+            let rows = await Self.outcome(of: statement)
+            let committed = await Self.outcome(of: commit)
+            // What ended the transaction: the first failure, or a COMMIT answered "ROLLBACK".
+            let wasMarked = try marked?.get().rows.first?.decode(Bool.self) ?? false
+            let result = try rows.get().rows
+            guard try committed.get().metadata.command == "COMMIT" else { throw Self.rolledBack }
+            if wasMarked { idempotency.marked.set() }
+            return result
         }
+    }
+
+    /// A queued query's answer, or its failure, once it came.
+    private static func outcome<Value: Sendable>(
+        of future: EventLoopFuture<Value>
+    ) async -> Swift.Result<Value, any Error> {
+        do { return .success(try await future.get()) } catch { return .failure(error) }
     }
 
     /// What ``closingTransaction(scope:_:)`` throws when its COMMIT was answered as a
