@@ -70,10 +70,10 @@ extension Outbox {
 extension Outbox {
     /// A message that the statement making a change writes itself, completing the payload
     /// from the rows it wrote: `data` is the payload encoded here, and the statement adds the
-    /// fields only it knows (`data::jsonb || jsonb_build_object(...)`, each named as the
+    /// fields only it knows (`data || jsonb_build_object(...)`, each named as the
     /// payload's property). An answer to an event writes its messages so, and no round trip of
     /// their own runs while it holds the instance's lock. The statement binds ``queue``,
-    /// ``type``, ``version`` and ``data``, and the caller says ``wroteInStatement()`` after it.
+    /// ``type``, ``version`` and ``data``, and the transaction says ``wroteInStatement()``.
     package struct Template: Sendable {
         package let queue: String
         package let type: String

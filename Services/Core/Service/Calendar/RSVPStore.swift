@@ -293,10 +293,10 @@ struct RSVPStore: Sendable {
 /// `calendar_answer_announced` (migration 0060): `calendar_answer` (0059) and the outbox rows
 /// of what it returns. Takes the instance's lock, checks that its rows are as read, upserts
 /// one answer, places the instance's yeses again and writes the messages, in one statement,
-/// which the COMMIT follows at once (``Database/closingTransaction(scope:_:)``): under the lock
-/// runs PostgreSQL's work and one round trip to the event loop, where a round trip of the
-/// messages' own, and then core's turn between the statement's result and the COMMIT, each
-/// held every other answer to the event waiting.
+/// which the COMMIT follows at once (``Database/closingTransaction(scope:_:)``). Under the lock
+/// run PostgreSQL's work and one round trip; a round trip of the messages' own and core's turn
+/// between the statement's result and the COMMIT ran there too before, and every other answer
+/// to the event waited for them.
 struct AnswerStatement {
     static let sql = """
         SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
