@@ -221,7 +221,8 @@ import Testing
             "app_cache_communities", "app_community_standing", "app_content_author", "app_created_communities",
             "app_dependant_name", "app_enter_as_user", "app_fellow_users", "app_idempotency_applied",
             "app_is_current_icon", "app_own_series", "app_read_communities", "app_register_device",
-            "calendar_move_answers", "calendar_placed_changes", "calendar_withdraw_departed", "feed_search_config",
+            "calendar_hold_event", "calendar_move_answers", "calendar_placed_changes", "calendar_withdraw_departed",
+            "feed_search_config",
             "feed_search_hits",
             "outbox_backlog", "realtime_changes", "realtime_prune",
         ]

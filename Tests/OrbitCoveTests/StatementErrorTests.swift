@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
@@ -35,6 +37,47 @@ import Testing
                 }
             }
             #expect(try await database.systemQuery("SELECT 1 FROM outbox WHERE queue = \(queue)").isEmpty)
+        }
+    }
+
+    /// A statement that runs past its transaction's bound (`statement_timeout`, 30 s for the
+    /// services; a lock held that long, found by a hostile probe) is answered as the database
+    /// being briefly unavailable, `503` with `Retry-After`, not as an internal error; work that
+    /// is not a request still sees PostgreSQL's error and its code. Shortened here.
+    @Test func aStatementPastItsTimeoutIsAnsweredUnavailable() async throws {
+        try await withTestDatabase { database in
+            let logger = TestEnvironment.logger
+            let router = Router(context: AppRequestContext.self)
+            router.add(middleware: RequestIdMiddleware(service: "test", trustedProxies: try TrustedProxies([])))
+            router.get("slow") { _, _ -> Response in
+                try await database.transaction(scope: nil) { connection in
+                    try await connection.run("SET LOCAL statement_timeout = '50ms'", logger: logger)
+                    try await connection.run("SELECT pg_sleep(1)", logger: logger)
+                }
+                return Response(status: .ok)
+            }
+            router.get("slow-closing") { _, _ -> Response in
+                _ = try await database.closingTransaction(scope: nil) { connection in
+                    try await connection.run("SET LOCAL statement_timeout = '50ms'", logger: logger)
+                    return "SELECT pg_sleep(1)"
+                }
+                return Response(status: .ok)
+            }
+            try await Application(router: router).test(.router) { client in
+                for path in ["/slow", "/slow-closing"] {
+                    try await client.execute(uri: path, method: .get) { response in
+                        #expect(response.status == .serviceUnavailable, "\(path)")
+                        #expect(response.headers[.retryAfter] == "2", "\(path)")
+                        #expect(String(buffer: response.body).contains(#""code":"SERVICE_UNAVAILABLE""#), "\(path)")
+                    }
+                }
+            }
+            await #expect {
+                try await database.transaction(scope: nil) { connection in
+                    try await connection.run("SET LOCAL statement_timeout = '50ms'", logger: logger)
+                    try await connection.run("SELECT pg_sleep(1)", logger: logger)
+                }
+            } throws: { ($0 as? PSQLError)?.serverInfo?[.sqlState] == "57014" }
         }
     }
 }

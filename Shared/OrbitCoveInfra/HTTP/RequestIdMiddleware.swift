@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import OrbitCoveModels
+import PostgresNIO
 
 // swift-format-ignore: NeverForceUnwrap
 // The names are valid header tokens, so the failable initialiser cannot fail.
@@ -88,6 +89,12 @@ package enum ErrorRendering {
                 error.status, code: APIError.code(for: error.status),
                 message: error.body ?? error.status.reasonPhrase, headers: error.headers)
             return try apiError.response(from: request, context: context)
+        case let error as PSQLError where error.serverInfo?[.sqlState] == "57014":
+            // A statement that ran past its transaction's bound (a lock held that long): the
+            // database is busy, not broken, and the client may try again. (Left a PSQLError
+            // until here: work that is not a request tells such a failure by its code.)
+            context.logger.warning("statement timed out", metadata: ["error": .string(logDescription(of: error))])
+            return try Database.unavailable.response(from: request, context: context)
         default:
             context.logger.error("unhandled error", metadata: ["error": .string(logDescription(of: error))])
             return try APIError.internalError.response(from: request, context: context)

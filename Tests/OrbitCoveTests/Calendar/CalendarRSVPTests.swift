@@ -97,6 +97,94 @@ import Testing
         }
     }
 
+    /// Answers racing the event's removal (found by a hostile probe: in 3 of 8 rounds an
+    /// answer was told 200 and the event was deleted under it; with answers already there, the
+    /// cancellation's notice left out some who answered meanwhile). Whatever the order, an
+    /// answer that was accepted is kept, the event is then cancelled rather than deleted, and
+    /// its notice names everyone who said yes.
+    @Test func anAnswerRacingTheEventsRemovalIsKeptAndToldOrRefused() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            var members: [CoreHarness.Person] = []
+            for name in ["Ada", "Ben", "Cy", "Di"] {
+                let person = try await api.signIn(name)
+                try await api.join(person, club, invitedBy: coach)
+                members.append(person)
+            }
+            for round in 0..<6 {
+                let event = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Race \#(round)","startsAt":"2031-05-01T15:00:00Z"}"#)
+                let path = "/api/v1/communities/\(club.id)/events/\(event.id)"
+                let accepted = try await withThrowingTaskGroup(of: UUID?.self) { group in
+                    for (index, member) in members.enumerated() {
+                        group.addTask {
+                            try await Task.sleep(for: .milliseconds(3 * index))
+                            let reply = try await api.call(
+                                .post, path + "/rsvp", as: member, json: #"{"status":"yes"}"#)
+                            return reply.status == .ok ? member.id : nil
+                        }
+                    }
+                    group.addTask {
+                        try await Task.sleep(for: .milliseconds(4))
+                        let removed = try await api.call(.delete, path, as: coach)
+                        #expect(removed.status == .noContent, "\(removed.status)")
+                        return nil
+                    }
+                    var accepted: Set<UUID> = []
+                    for try await id in group { if let id { accepted.insert(id) } }
+                    return accepted
+                }
+                let (deleted, answered, told) = try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) {
+                    owner in
+                    let deleted = try await count(
+                        "SELECT count(*)::int FROM events WHERE id = \(event.id) AND deleted_at IS NOT NULL",
+                        in: owner)
+                    var answered: Set<UUID> = []
+                    for try await id in try await owner.client.query(
+                        "SELECT user_id FROM rsvps WHERE event_id = \(event.id) AND status = 'yes'",
+                        logger: TestEnvironment.logger
+                    ).decode(UUID.self) {
+                        answered.insert(id)
+                    }
+                    var told: Set<UUID> = []
+                    for try await id in try await owner.client.query(
+                        """
+                        SELECT jsonb_array_elements_text(data -> 'answeredUserIds')::uuid FROM outbox
+                        WHERE queue = 'notifications' AND message_type = 'event.updated'
+                          AND data -> 'event' ->> 'eventId' = \(event.id.lowercasedString)
+                        """, logger: TestEnvironment.logger
+                    ).decode(UUID.self) {
+                        told.insert(id)
+                    }
+                    return (deleted, answered, told)
+                }
+                #expect(answered == accepted, "round \(round): accepted \(accepted), kept \(answered)")
+                #expect(deleted == (accepted.isEmpty ? 1 : 0), "round \(round): \(accepted.count) accepted")
+                #expect(told == accepted, "round \(round): told \(told), accepted \(accepted)")
+            }
+            // What the answer holds the event with serves only the event's community.
+            let stranger = try await api.signIn("Eve")
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Not Eve's","startsAt":"2031-05-01T15:00:00Z"}"#)
+            for (person, rows) in [(stranger, 0), (members[0], 1)] {
+                let held = try await withTestDatabase { database in
+                    try await database.transaction(userId: person.id) { connection in
+                        var held = -1
+                        for try await value in try await connection.query(
+                            "SELECT rows_now FROM calendar_hold_event(\(event.id), NULL)",
+                            logger: TestEnvironment.logger
+                        ).decode(Int.self) {
+                            held = value
+                        }
+                        return held
+                    }
+                }
+                #expect(held == rows, "\(person.id)")
+            }
+        }
+    }
+
     /// An answer's statement writes its messages itself (`AnswerStatement`), completing each
     /// payload with what only the statement knows: they are the payloads the notifications
     /// service decodes, with the previous status, the place and who was promoted, in order,

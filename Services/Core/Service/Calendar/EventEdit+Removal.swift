@@ -7,6 +7,11 @@ import PostgresNIO
 extension EventEdit {
     /// Deletes a single event or a whole series, or cancels it when someone said they would come.
     mutating func remove(_ event: EventRecord, scope: EditScope?) async throws {
+        // The row first: an answer in flight holds it (`calendar_hold_event`, migration 0061)
+        // and commits before this reads who answered; an answer after waits for this and
+        // finds the event gone. Read first, an answer made meanwhile was lost with a deleted
+        // event, or left out of a cancellation's notice.
+        try await connection.run("SELECT 1 FROM events WHERE id = \(event.id) FOR UPDATE", logger: logger)
         let answered = try await answeredUsers(of: event.id, in: nil)
         var cancelled = event
         cancelled.cancelled = true
