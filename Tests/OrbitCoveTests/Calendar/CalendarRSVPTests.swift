@@ -185,6 +185,82 @@ import Testing
         }
     }
 
+    /// An answer to an overridden instance holds the series' row before the override's
+    /// (`calendar_hold_event`, migration 0062), as every writer takes them: the series' removal
+    /// locks the series' row and then deletes the overrides, and an answer that held the
+    /// override while waiting for the series deadlocked with it. Here the series' row is held,
+    /// an answer's hold waits for it, and the override must still be free.
+    @Test func anInstancesHoldTakesTheSeriesRowFirst() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Training","startsAt":"2031-05-01T15:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=4"}"#)
+            let second = "2031-05-08T15:00:00.000Z"
+            let moved = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/events/\(series.id)?recurrenceId=\(second)&scope=this",
+                as: coach, json: #"{"title":"Moved"}"#)
+            #expect(moved.status == .ok)
+            // The series edited after its override: its row's new version is stored after the
+            // override's, so a read in storage order meets the override first.
+            let renamed = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)/events/\(series.id)", as: coach,
+                json: #"{"title":"Training!"}"#)
+            #expect(renamed.status == .ok)
+            let start = try #require(JSONCoding.parseTimestamp(second))
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                let override = try await owner.systemQuery(
+                    "SELECT id FROM events WHERE recurrence_parent_id = \(series.id) AND deleted_at IS NULL")
+                let overrideId = try #require(try override.first?.decode(UUID.self))
+                let release = AtomicFlag()
+                let held = AtomicFlag()
+                // The series' row, held as its removal holds it.
+                let holder = Task {
+                    try await owner.transaction(scope: .system) { connection in
+                        try await connection.run(
+                            "SELECT 1 FROM events WHERE id = \(series.id) FOR UPDATE", logger: TestEnvironment.logger)
+                        held.set()
+                        while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
+                    }
+                }
+                #expect(try await eventually { held.isSet })
+                // The answer's hold waits for it...
+                let answer = Task {
+                    try await withTestDatabase { database in
+                        try await database.transaction(userId: ada.id) { connection in
+                            try await connection.run(
+                                "SELECT * FROM calendar_hold_event(\(series.id), \(start)::timestamptz)",
+                                logger: TestEnvironment.logger)
+                        }
+                    }
+                }
+                #expect(
+                    try await eventually {
+                        try await !owner.systemQuery(
+                            """
+                            SELECT 1 FROM pg_stat_activity
+                            WHERE wait_event_type = 'Lock' AND query LIKE '%calendar_hold_event%'
+                            """
+                        ).isEmpty
+                    })
+                // ...and has not taken the override meanwhile.
+                await #expect(throws: Never.self) {
+                    try await owner.transaction(scope: .system) { connection in
+                        try await connection.run(
+                            "SELECT 1 FROM events WHERE id = \(overrideId) FOR UPDATE NOWAIT",
+                            logger: TestEnvironment.logger)
+                    }
+                }
+                release.set()
+                try await holder.value
+                try await answer.value
+            }
+        }
+    }
+
     /// An answer's statement writes its messages itself (`AnswerStatement`), completing each
     /// payload with what only the statement knows: they are the payloads the notifications
     /// service decodes, with the previous status, the place and who was promoted, in order,

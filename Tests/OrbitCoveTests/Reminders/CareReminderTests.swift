@@ -316,6 +316,12 @@ import Testing
             try await harness.makeDue(walk.id, kind: "care_escalation", occurrence: third)
             try await harness.makeDue(walk.id, kind: "care_due", occurrence: third)
             _ = try await harness.fired(walk.id, kind: "care_escalation", count: 2)
+            // Both rows fall due together but may fire in different batches: wait for the two.
+            #expect(
+                try await eventually {
+                    try await harness.schedule(of: walk.id).filter { $0.occurrence == third && $0.firedAt != nil }
+                        .count == 2
+                })
             let rows = try await harness.schedule(of: walk.id).filter { $0.occurrence == third }
             #expect(rows.count == 2 && rows.allSatisfy { $0.outcome == "gone" }, "\(rows)")
             #expect(try await harness.messages(about: walk.id).filter { $0.due.occurrence == third }.isEmpty)
