@@ -3,6 +3,7 @@ import Foundation
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
+import Synchronization
 import Testing
 
 /// Answers for members and their dependants, capacities with waitlists, deadlines,
@@ -216,17 +217,24 @@ import Testing
                     "SELECT id FROM events WHERE recurrence_parent_id = \(series.id) AND deleted_at IS NULL")
                 let overrideId = try #require(try override.first?.decode(UUID.self))
                 let release = AtomicFlag()
-                let held = AtomicFlag()
-                // The series' row, held as its removal holds it.
+                let holderId = Mutex<String?>(nil)
+                // The series' row, held as its removal holds it, by a transaction whose id the
+                // answer's wait names in pg_locks (which, unlike pg_stat_activity, shows every
+                // role's sessions).
                 let holder = Task {
                     try await owner.transaction(scope: .system) { connection in
                         try await connection.run(
                             "SELECT 1 FROM events WHERE id = \(series.id) FOR UPDATE", logger: TestEnvironment.logger)
-                        held.set()
+                        for try await id in try await connection.query(
+                            "SELECT pg_current_xact_id()::text", logger: TestEnvironment.logger
+                        ).decode(String.self) {
+                            holderId.withLock { $0 = id }
+                        }
                         while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
                     }
                 }
-                #expect(try await eventually { held.isSet })
+                #expect(try await eventually { holderId.withLock { $0 } != nil })
+                let held = try #require(holderId.withLock { $0 })
                 // The answer's hold waits for it...
                 let answer = Task {
                     try await withTestDatabase { database in
@@ -241,8 +249,8 @@ import Testing
                     try await eventually {
                         try await !owner.systemQuery(
                             """
-                            SELECT 1 FROM pg_stat_activity
-                            WHERE wait_event_type = 'Lock' AND query LIKE '%calendar_hold_event%'
+                            SELECT 1 FROM pg_locks
+                            WHERE locktype = 'transactionid' AND transactionid::text = \(held) AND NOT granted
                             """
                         ).isEmpty
                     })
