@@ -41,10 +41,10 @@ import Testing
     }
 
     /// The functions an answer runs (each once, or once per row it writes), as migration 0063 left
-    /// them: in PL/pgSQL, and those whose statements PostgreSQL would keep planning afresh (a
-    /// custom plan that looks cheaper than the generic one, for the same index scans) told to
-    /// plan them once.
-    @Test func theAnswersFunctionsKeepTheirPlans() async throws {
+    /// them, and the feed's search helpers every post, comment and search runs (0064): in
+    /// PL/pgSQL, and those whose statements PostgreSQL would keep planning afresh (a custom plan
+    /// that looks cheaper than the generic one, for the same index scans) told to plan them once.
+    @Test func theHotPathsFunctionsKeepTheirPlans() async throws {
         let functions = try await withTestDatabase { db in
             var found: [String: (language: String, config: [String])] = [:]
             for try await (name, language, config) in try await db.client.query(
@@ -53,14 +53,15 @@ import Testing
                 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
                 WHERE p.pronamespace = 'public'::regnamespace AND p.proname IN (
                     'app_writes_for', 'app_trusted_writer', 'calendar_hold_event', 'calendar_answer',
-                    'calendar_place_instance', 'calendar_answer_announced')
+                    'calendar_place_instance', 'calendar_answer_announced', 'feed_search_config', 'feed_cjk_pairs',
+                    'feed_cjk_terms', 'feed_search_vector')
                 """, logger: TestEnvironment.logger
             ).decode((String, String, [String]).self) {
                 found[name] = (language, config)
             }
             return found
         }
-        #expect(functions.count == 6)
+        #expect(functions.count == 10)
         for (name, function) in functions {
             #expect(function.language == "plpgsql", "\(name) is \(function.language)")
         }
