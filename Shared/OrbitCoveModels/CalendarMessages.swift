@@ -82,7 +82,9 @@ package struct EventUpdated: MessagePayload, Equatable {
     }
 }
 
-/// Someone answered (or changed their answer) for themself or a dependant.
+/// Someone answered (or changed their answer) for themself or a dependant. No longer sent
+/// (migration 0065: nobody consumed it); decoded for what the release before still sends while
+/// it rolls out.
 package struct EventRSVPChanged: MessagePayload, Equatable {
     package static let messageType = "event.rsvp_changed"
     package static let messageVersion = 1

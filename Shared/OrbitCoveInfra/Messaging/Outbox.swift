@@ -73,7 +73,8 @@ extension Outbox {
     /// fields only it knows (`data || jsonb_build_object(...)`, each named as the
     /// payload's property). An answer to an event writes its messages so, and no round trip of
     /// their own runs while it holds the instance's lock. The statement binds ``queue``,
-    /// ``type``, ``version`` and ``data``, and the transaction says ``wroteInStatement()``.
+    /// ``type``, ``version`` and ``data``; once it committed, the caller wakes the relay
+    /// (`database.outboxWakeups.wake()`) if the rows it returned say it wrote a message.
     package struct Template: Sendable {
         package let queue: String
         package let type: String
@@ -87,10 +88,6 @@ extension Outbox {
             data = String(decoding: try JSONCoding.encoder.encode(payload), as: UTF8.self)
         }
     }
-
-    /// A statement of this transaction wrote outbox rows (``Template``): the relay is woken
-    /// once it commits, as after ``enqueue(_:to:traceparent:on:logger:)``.
-    package static func wroteInStatement() { written?.set() }
 }
 
 /// The outbox row every announced change writes, prepared once per connection.

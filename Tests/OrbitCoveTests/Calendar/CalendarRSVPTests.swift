@@ -269,10 +269,11 @@ import Testing
         }
     }
 
-    /// An answer's statement writes its messages itself (`AnswerStatement`), completing each
-    /// payload with what only the statement knows: they are the payloads the notifications
-    /// service decodes, with the previous status, the place and who was promoted, in order,
-    /// from the answerer, with the request's trace.
+    /// An answer's statement writes its messages itself (`AnswerStatement`), completing the
+    /// payload with what only the statement knows: `event.waitlist_promoted` for the answer it
+    /// gave a place, the payload the notifications service decodes, with who was promoted, from
+    /// the answerer, with the request's trace. The answers themselves announce nothing (nobody
+    /// consumed `event.rsvp_changed`; migration 0065).
     @Test func theMessagesAnAnswerWritesAreItsPayloads() async throws {
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")
@@ -304,38 +305,16 @@ import Testing
                 }
                 return rows
             }
-            #expect(
-                rows.map(\.type) == [
-                    "event.rsvp_changed", "event.rsvp_changed", "event.rsvp_changed", "event.waitlist_promoted",
-                ])
-            #expect(rows.map(\.actor) == [ada.id, ben.id, ada.id, ada.id])
+            #expect(rows.map(\.type) == ["event.waitlist_promoted"])
+            #expect(rows.map(\.actor) == [ada.id])
             #expect(rows.allSatisfy { $0.trace?.hasPrefix("00-") == true }, "\(rows.map(\.trace))")
-            guard rows.count == 4 else { return }
-            func decode<Payload: Decodable>(_ type: Payload.Type, _ index: Int) throws -> Payload {
-                try JSONCoding.decoder.decode(Payload.self, from: Data(rows[index].data.utf8))
-            }
-            let first = try decode(EventRSVPChanged.self, 0)
-            #expect(first.event.eventId == event.id && first.event.title == "Match")
-            let summary = first.event
+            guard let promoted = rows.first else { return }
+            let message = try JSONCoding.decoder.decode(EventWaitlistPromoted.self, from: Data(promoted.data.utf8))
+            #expect(message.event.eventId == event.id && message.event.title == "Match")
             #expect(
-                first
-                    == EventRSVPChanged(
-                        communityId: club.id, event: summary, userId: ada.id, familyMemberId: nil, status: .yes,
-                        previousStatus: nil, waitlisted: false))
-            #expect(
-                try decode(EventRSVPChanged.self, 1)
-                    == EventRSVPChanged(
-                        communityId: club.id, event: summary, userId: ben.id, familyMemberId: daughter.id,
-                        status: .yes, previousStatus: nil, waitlisted: true))
-            #expect(
-                try decode(EventRSVPChanged.self, 2)
-                    == EventRSVPChanged(
-                        communityId: club.id, event: summary, userId: ada.id, familyMemberId: nil, status: .no,
-                        previousStatus: .yes, waitlisted: false))
-            #expect(
-                try decode(EventWaitlistPromoted.self, 3)
+                message
                     == EventWaitlistPromoted(
-                        communityId: club.id, communityName: club.name, event: summary, userId: ben.id,
+                        communityId: club.id, communityName: club.name, event: message.event, userId: ben.id,
                         familyMemberId: daughter.id))
         }
     }

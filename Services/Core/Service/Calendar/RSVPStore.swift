@@ -66,38 +66,24 @@ struct RSVPStore: Sendable {
                 }
             }
             let summary = instance.summary(recurrenceId: key.recurrenceId, seriesId: key.eventId)
-            let announcements = Announcements(
-                community: granted.communityId, traceparent: request.traceparent,
-                // The statement adds the answer's previous status and place.
-                changed: try Outbox.Template(
-                    EventRSVPChanged(
-                        communityId: granted.communityId, event: summary, userId: user,
-                        familyMemberId: answer.familyMemberId, status: answer.status, previousStatus: nil,
-                        waitlisted: false)),
-                // And, for every other answer whose place changed and that now has one (it
-                // waited before), whose it is.
-                promoted: try Outbox.Template(
-                    EventWaitlistPromoted(
-                        communityId: granted.communityId, communityName: granted.record.name, event: summary,
-                        userId: user, familyMemberId: nil)))
-            Outbox.wroteInStatement()
+            // For every other answer whose place changed and that now has one (it waited
+            // before), whose it is: the statement adds that. The answer itself tells nobody
+            // (organisers read attendance; migration 0065).
+            let promoted = try Outbox.Template(
+                EventWaitlistPromoted(
+                    communityId: granted.communityId, communityName: granted.record.name, event: summary,
+                    userId: user, familyMemberId: nil))
             return try AnswerStatement(
                 eventId: key.eventId, recurrenceId: key.recurrenceId, userId: user, answer: answer, seen: seen,
-                announcements: announcements
+                community: granted.communityId, traceparent: request.traceparent, promoted: promoted
             ).query
         }
         // Committed: calendar_answer always returns the answer it made.
-        guard let mine = try Self.answered(rows).first(where: \.mine) else { throw APIError.internalError }
+        let answered = try Self.answered(rows)
+        guard let mine = answered.first(where: \.mine) else { throw APIError.internalError }
+        // A promotion's message is in the outbox: the relay sends it now, not at its next poll.
+        if answered.contains(where: { !$0.mine && !$0.answer.waitlisted }) { database.outboxWakeups.wake() }
         return mine.answer
-    }
-
-    /// The messages an answer's statement writes (``AnswerStatement``): `event.rsvp_changed`
-    /// for the answer, `event.waitlist_promoted` for each answer it gave a place.
-    struct Announcements {
-        var community: UUID
-        var traceparent: String?
-        var changed: Outbox.Template
-        var promoted: Outbox.Template
     }
 
     /// An answer as `calendar_answer` (migration 0026) returns it: the caller's own as it now
@@ -290,32 +276,36 @@ struct RSVPStore: Sendable {
     }
 }
 
-/// `calendar_answer_announced` (migration 0060): `calendar_answer` (0059) and the outbox rows
-/// of what it returns. Takes the instance's lock, checks that its rows are as read, upserts
-/// one answer, places the instance's yeses again and writes the messages, in one statement,
-/// which the COMMIT follows at once (``Database/closingTransaction(scope:_:)``). Under the lock
-/// run PostgreSQL's work and one round trip; a round trip of the messages' own and core's turn
-/// between the statement's result and the COMMIT ran there too before, and every other answer
-/// to the event waited for them.
+/// `calendar_answer_announced` (migrations 0060 and 0065): `calendar_answer` (0059) and the
+/// outbox rows of the promotions it made. Takes the instance's lock, checks that its rows are as
+/// read, upserts one answer, places the instance's yeses again and writes a message for each
+/// answer it gave a place, in one statement, which the COMMIT follows at once
+/// (``Database/closingTransaction(scope:_:)``). Under the lock run PostgreSQL's work and one
+/// round trip; a round trip of the messages' own and core's turn between the statement's
+/// result and the COMMIT ran there too before, and every other answer to the event waited for
+/// them.
 struct AnswerStatement {
     static let sql = """
         SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
         FROM calendar_answer_announced($1, $2, $3, $4, $5::rsvp_status, $6::integer, $7, $8::integer, $9, $10, $11,
-                                       $12, $13, $14::integer, $15::jsonb, $16, $17, $18::integer, $19::jsonb)
+                                       $12, $13, $14::integer, $15::jsonb)
         """
     var eventId: UUID
     var recurrenceId: Date?
     var userId: UUID
     var answer: RSVPStore.Answer
     var seen: RSVPStore.Seen
-    var announcements: RSVPStore.Announcements
+    var community: UUID
+    var traceparent: String?
+    /// `event.waitlist_promoted` as core knows it; the statement adds whose place it is.
+    var promoted: Outbox.Template
 
     var query: PostgresQuery {
         get throws { PostgresQuery(unsafeSQL: Self.sql, binds: try bindings()) }
     }
 
     private func bindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 19)
+        var bindings = PostgresBindings(capacity: 15)
         bindings.append(eventId)
         bindings.append(recurrenceId)
         bindings.append(userId)
@@ -325,14 +315,12 @@ struct AnswerStatement {
         bindings.append(answer.note)
         bindings.append(seen.rows)
         bindings.append(seen.sequences)
-        bindings.append(announcements.community)
-        bindings.append(announcements.traceparent)
-        for template in [announcements.changed, announcements.promoted] {
-            bindings.append(template.queue)
-            bindings.append(template.type)
-            bindings.append(template.version)
-            bindings.append(template.data)
-        }
+        bindings.append(community)
+        bindings.append(traceparent)
+        bindings.append(promoted.queue)
+        bindings.append(promoted.type)
+        bindings.append(promoted.version)
+        bindings.append(promoted.data)
         return bindings
     }
 }

@@ -121,6 +121,7 @@ enum NotificationCatalog {
                     collapseId: EventWording.collapseId(event))
             ]
         }
+        // Sent by the release before migration 0065 only, while it rolls out: nobody is told.
         handlers.notify(EventRSVPChanged.self, writer: writer) { _, _ in [] }
         // A photo or file was processed: the post that shows it and realtime use it; nobody is told.
         handlers.notify(MediaProcessed.self, writer: writer) { _, _ in [] }
