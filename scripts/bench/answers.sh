@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Answers benchmark: members answering events (the write path: gate, transaction, the
-# instance's lock and places, outbox, relay, notifications), beside the floor of one upsert
-# per transaction in pgbench, in one run.
+# instance's lock and places; and where an answer gives a waiting yes its place, as in "one",
+# the promotion's message through the outbox, relay and notifications), beside the floor of
+# one upsert per transaction in pgbench, in one run.
 #
 #   scripts/bench/answers.sh [SECONDS] [CONNECTIONS] [ROUNDS]   (10 16 3)
 #

@@ -131,7 +131,8 @@ extension Outbox {
 }
 
 /// Wakes the relays of this process when one of its transactions committed a message
-/// (``Database`` calls ``wake()`` after the commit). A message written by another process is
+/// (``Database`` calls ``wake()`` after the commit of one that used ``Outbox/enqueue(_:to:traceparent:on:logger:)``;
+/// a statement that writes its own messages, an answer's, has its caller call it). A message written by another process is
 /// that process's relay's to send; the relays' poll is the net under a process that died
 /// between its commit and the wake-up. No `NOTIFY`: PostgreSQL serialises the commits of every
 /// transaction that sent one (migration 0026).

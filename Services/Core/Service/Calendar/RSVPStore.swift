@@ -78,20 +78,19 @@ struct RSVPStore: Sendable {
                 community: granted.communityId, traceparent: request.traceparent, promoted: promoted
             ).query
         }
-        // Committed: calendar_answer always returns the answer it made.
-        let answered = try Self.answered(rows)
-        guard let mine = answered.first(where: \.mine) else { throw APIError.internalError }
-        // A promotion's message is in the outbox: the relay sends it now, not at its next poll.
-        if answered.contains(where: { !$0.mine && !$0.answer.waitlisted }) { database.outboxWakeups.wake() }
+        // Committed. Any row besides the answer is another answer whose place it changed, and
+        // one that got a place has its message in the outbox: the relay sends it now, not at
+        // its next poll (woken before the rows are read, whatever reading them does).
+        if rows.count > 1 { database.outboxWakeups.wake() }
+        // calendar_answer always returns the answer it made.
+        guard let mine = try Self.answered(rows).first(where: \.mine) else { throw APIError.internalError }
         return mine.answer
     }
 
     /// An answer as `calendar_answer` (migration 0026) returns it: the caller's own as it now
     /// stands, or another whose place the caller's answer changed.
     struct Answered {
-        var userId: UUID
         var answer: EventRSVP
-        var previousStatus: RSVPStatus?
         var mine: Bool
     }
 
@@ -101,7 +100,7 @@ struct RSVPStore: Sendable {
         for row in rows {
             var cells = RowReader(row)
             let _: UUID = try cells.next("id")
-            let userId: UUID = try cells.next("user_id")
+            let _: UUID = try cells.next("user_id")
             let familyMemberId: UUID? = try cells.next("family_member_id")
             let status: String = try cells.next("status")
             let plusOnes: Int = try cells.next("plus_ones")
@@ -110,11 +109,8 @@ struct RSVPStore: Sendable {
             let rsvp = EventRSVP(
                 familyMemberId: familyMemberId, status: RSVPStatus(rawValue: status) ?? .no, plusOnes: plusOnes,
                 note: note, waitlisted: try cells.next("waitlisted"), respondedAt: respondedAt)
-            let previous: String? = try cells.next("previous_status")
-            answered.append(
-                Answered(
-                    userId: userId, answer: rsvp, previousStatus: previous.flatMap(RSVPStatus.init(rawValue:)),
-                    mine: try cells.next("mine")))
+            let _: String? = try cells.next("previous_status")
+            answered.append(Answered(answer: rsvp, mine: try cells.next("mine")))
         }
         return answered
     }
