@@ -74,7 +74,7 @@ extension Outbox {
     /// payload's property). An answer to an event writes its messages so, and no round trip of
     /// their own runs while it holds the instance's lock. The statement binds ``queue``,
     /// ``type``, ``version`` and ``data``; once it committed, the caller wakes the relay
-    /// (`database.outboxWakeups.wake()`) if the rows it returned say it wrote a message.
+    /// (`database.outboxWakeups.wake()`) if the rows it returned say it may have written one.
     package struct Template: Sendable {
         package let queue: String
         package let type: String
@@ -131,8 +131,9 @@ extension Outbox {
 }
 
 /// Wakes the relays of this process when one of its transactions committed a message
-/// (``Database`` calls ``wake()`` after the commit of one that used ``Outbox/enqueue(_:to:traceparent:on:logger:)``;
-/// a statement that writes its own messages, an answer's, has its caller call it). A message written by another process is
+/// (``Database`` calls ``wake()`` after the commit of a transaction that used
+/// ``Outbox/enqueue(_:to:traceparent:on:logger:)``; a statement that writes its own messages,
+/// an answer's, has its caller call it). A message written by another process is
 /// that process's relay's to send; the relays' poll is the net under a process that died
 /// between its commit and the wake-up. No `NOTIFY`: PostgreSQL serialises the commits of every
 /// transaction that sent one (migration 0026).

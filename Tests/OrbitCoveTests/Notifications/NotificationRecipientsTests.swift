@@ -80,6 +80,7 @@ import Testing
                 #expect(try await harness.settled(ben, .waitlistPromoted, count: 1))
                 let promoted = try #require(try await harness.history(of: ben).first { $0.type == .waitlistPromoted })
                 #expect(promoted.title == "Bea has a place: Match")
+                #expect(promoted.body == "A place opened up for Tue 6 May, 18:00 at Field 2, and Bea was next in line.")
                 #expect(promoted.data["familyMemberId"] == .string(bea.id.lowercasedString))
                 #expect(try await harness.settled(ada, .waitlistPromoted, count: 0))
 

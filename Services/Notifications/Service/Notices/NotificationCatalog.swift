@@ -129,10 +129,10 @@ enum NotificationCatalog {
             let promoted = envelope.data
             let event = promoted.event
             var person = promoted.userId
-            var who = "You have"
+            var (who, next) = ("You have", "you were")
             if let dependant = promoted.familyMemberId, let guardian = try await lookup.guardian(of: dependant) {
                 person = guardian.userId
-                who = "\(guardian.dependantName) has"
+                (who, next) = ("\(guardian.dependantName) has", "\(guardian.dependantName) was")
             }
             var link = EventWording.link(event, in: promoted.communityId)
             link.familyMemberId = promoted.familyMemberId
@@ -140,7 +140,7 @@ enum NotificationCatalog {
                 Notice(
                     audience: .users([person], of: promoted.communityId, except: []), type: .waitlistPromoted,
                     title: "\(who) a place: \(event.title)",
-                    body: "A place opened up for \(EventWording.when(event)) and was next on the waitlist.",
+                    body: "A place opened up for \(EventWording.when(event)), and \(next) next in line.",
                     link: link, collapseId: EventWording.collapseId(event))
             ]
         }
