@@ -71,4 +71,62 @@ import Testing
                 "\(name): \(functions[name]?.config ?? [])")
         }
     }
+
+    /// The feed's search helpers in PL/pgSQL (migration 0064) give what their SQL versions
+    /// (0029, 0034) gave, for each kind of text a post can hold: the old bodies are made again
+    /// as temporary functions and both are asked the same.
+    @Test func theFeedsSearchHelpersAnswerAsTheirSQLVersionsDid() async throws {
+        let texts: [String?] = [
+            nil, "", "   ", "Practice moved to 6pm", "Crème brûlée, naïve café", "練習は六時に変更",
+            "東京タワー", "연습 시간", "mixed 東京 and Zürich 연습!", String(repeating: "漢字かなカナ", count: 400),
+            "\u{3040}\u{30ff}\u{4e00}\u{9fff}\u{ac00}\u{d7af}", "emoji 🎉 and 東",
+        ]
+        let differing = try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { db in
+            try await db.withConnection { connection in
+                let logger = TestEnvironment.logger
+                try await connection.run(
+                    """
+                    CREATE FUNCTION pg_temp.old_pairs(body text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT AS $$
+                        SELECT coalesce(array_agg(DISTINCT substr(m.run[1], i, 2)), '{}')
+                        FROM regexp_matches(body, '[\\u3040-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff\\uac00-\\ud7af]+', 'g') AS m(run),
+                             generate_series(1, greatest(char_length(m.run[1]) - 1, 1)) AS i
+                    $$
+                    """, logger: logger)
+                try await connection.run(
+                    """
+                    CREATE FUNCTION pg_temp.old_terms(body text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT AS $$
+                        SELECT coalesce(array_agg(DISTINCT t), '{}')
+                        FROM (SELECT unnest(pg_temp.old_pairs(body))
+                              UNION
+                              SELECT m.ch[1]
+                              FROM regexp_matches(body, '[\\u3040-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff\\uac00-\\ud7af]', 'g') AS m(ch)
+                             ) AS terms(t)
+                    $$
+                    """, logger: logger)
+                try await connection.run(
+                    """
+                    CREATE FUNCTION pg_temp.old_vector(config regconfig, body text) RETURNS tsvector LANGUAGE sql STABLE AS $$
+                        SELECT to_tsvector(config, unaccent(coalesce(body, ''))) || array_to_tsvector(pg_temp.old_terms(coalesce(body, '')))
+                    $$
+                    """, logger: logger)
+                var differing: [String] = []
+                for text in texts {
+                    for try await same in try await connection.query(
+                        """
+                        SELECT feed_cjk_pairs(\(text)) IS NOT DISTINCT FROM pg_temp.old_pairs(\(text))
+                           AND feed_cjk_terms(\(text)) IS NOT DISTINCT FROM pg_temp.old_terms(\(text))
+                           AND feed_search_vector('pg_catalog.simple', \(text))
+                               IS NOT DISTINCT FROM pg_temp.old_vector('pg_catalog.simple', \(text))
+                           AND feed_search_vector('pg_catalog.french', \(text))
+                               IS NOT DISTINCT FROM pg_temp.old_vector('pg_catalog.french', \(text))
+                        """, logger: logger
+                    ).decode(Bool.self) where !same {
+                        differing.append(String((text ?? "NULL").prefix(40)))
+                    }
+                }
+                return differing
+            }
+        }
+        #expect(differing.isEmpty, "answered differently for \(differing)")
+    }
 }
