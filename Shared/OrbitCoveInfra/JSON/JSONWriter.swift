@@ -42,6 +42,17 @@ package struct JSONWriter {
         needsComma = true
     }
 
+    /// An array of `count` values, the `index`th written by `write(&json, index)`: the same as
+    /// ``array(_:_:)`` without its generic sequence, which a caller in another module runs
+    /// unspecialised, through witness tables and type metadata per element (a window's thousand
+    /// instances, each with its list of dependants' answers).
+    package mutating func array(count: Int, _ write: (inout JSONWriter, Int) throws -> Void) rethrows {
+        open(UInt8(ascii: "["))
+        for index in 0..<count { try write(&self, index) }
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
     /// A member's name: the names written here are plain ASCII, which needs no escapes.
     package mutating func key(_ name: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }

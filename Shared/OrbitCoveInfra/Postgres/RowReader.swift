@@ -7,6 +7,13 @@ import PostgresNIO
 /// time. Each `next()` decodes one concrete type, chosen by what the result is assigned to, as
 /// PostgresNIO decodes it (an SQL `NULL` is nil for an optional and an error otherwise).
 ///
+/// The binary forms those reads meet almost always (`uuid`, `int2`/`int4`/`int8`,
+/// `timestamptz`, `bool`, `text`) are read in place, to the same values the driver makes
+/// (`RowReaderTests` compares them over random values); anything else goes to the driver,
+/// which decodes it or names what did not fit. Going through the driver's generic decode for
+/// every cell (its decoding context and a copy of the cell's buffer each time) was a sixth of
+/// a window read's time.
+///
 /// ```swift
 /// var cells = RowReader(row)
 /// let id: UUID = try cells.next()
@@ -19,16 +26,43 @@ package struct RowReader {
         cells = row.makeIterator()
     }
 
-    package mutating func next() throws -> UUID { try cell().decode(UUID.self) }
-    package mutating func next() throws -> UUID? { try cell().decode(UUID?.self) }
-    package mutating func next() throws -> String { try cell().decode(String.self) }
-    package mutating func next() throws -> String? { try cell().decode(String?.self) }
-    package mutating func next() throws -> Int { try cell().decode(Int.self) }
-    package mutating func next() throws -> Int? { try cell().decode(Int?.self) }
+    package mutating func next() throws -> UUID {
+        let cell = try cell()
+        return try Self.uuid(cell) ?? cell.decode(UUID.self)
+    }
+    package mutating func next() throws -> UUID? {
+        let cell = try cell()
+        return try Self.uuid(cell) ?? cell.decode(UUID?.self)
+    }
+    package mutating func next() throws -> String {
+        let cell = try cell()
+        return try Self.string(cell) ?? cell.decode(String.self)
+    }
+    package mutating func next() throws -> String? {
+        let cell = try cell()
+        return try Self.string(cell) ?? cell.decode(String?.self)
+    }
+    package mutating func next() throws -> Int {
+        let cell = try cell()
+        return try Self.integer(cell) ?? cell.decode(Int.self)
+    }
+    package mutating func next() throws -> Int? {
+        let cell = try cell()
+        return try Self.integer(cell) ?? cell.decode(Int?.self)
+    }
     package mutating func next() throws -> Double? { try cell().decode(Double?.self) }
-    package mutating func next() throws -> Bool { try cell().decode(Bool.self) }
-    package mutating func next() throws -> Date { try cell().decode(Date.self) }
-    package mutating func next() throws -> Date? { try cell().decode(Date?.self) }
+    package mutating func next() throws -> Bool {
+        let cell = try cell()
+        return try Self.bool(cell) ?? cell.decode(Bool.self)
+    }
+    package mutating func next() throws -> Date {
+        let cell = try cell()
+        return try Self.date(cell) ?? cell.decode(Date.self)
+    }
+    package mutating func next() throws -> Date? {
+        let cell = try cell()
+        return try Self.date(cell) ?? cell.decode(Date?.self)
+    }
     package mutating func next() throws -> [Date] { try cell().decode([Date].self) }
     package mutating func next() throws -> [String] { try cell().decode([String].self) }
     package mutating func next() throws -> [UUID] { try cell().decode([UUID].self) }
@@ -38,6 +72,62 @@ package struct RowReader {
     private mutating func cell() throws -> PostgresCell {
         guard let cell = cells.next() else { throw RowReaderError.tooFewColumns }
         return cell
+    }
+}
+
+// MARK: - The common binary forms, read in place
+
+extension RowReader {
+    /// PostgreSQL's epoch, as the driver counts `timestamptz` from it.
+    private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
+
+    /// The cell's bytes when it holds a value of `type` in binary of `length` bytes (any when
+    /// nil); nil otherwise (an SQL `NULL` too: the driver decides what that means).
+    private static func binary(_ cell: PostgresCell, _ type: PostgresDataType, length: Int?) -> ByteBuffer? {
+        guard cell.format == .binary, cell.dataType == type, let bytes = cell.bytes,
+            length == nil || bytes.readableBytes == length
+        else { return nil }
+        return bytes
+    }
+
+    static func uuid(_ cell: PostgresCell) -> UUID? {
+        binary(cell, .uuid, length: 16)?.withUnsafeReadableBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+
+    static func integer(_ cell: PostgresCell) -> Int? {
+        if let bytes = binary(cell, .int8, length: 8) {
+            return bytes.getInteger(at: bytes.readerIndex, as: Int64.self).map(Int.init)
+        }
+        if let bytes = binary(cell, .int4, length: 4) {
+            return bytes.getInteger(at: bytes.readerIndex, as: Int32.self).map(Int.init)
+        }
+        if let bytes = binary(cell, .int2, length: 2) {
+            return bytes.getInteger(at: bytes.readerIndex, as: Int16.self).map(Int.init)
+        }
+        return nil
+    }
+
+    /// Microseconds from PostgreSQL's epoch, made a date by the driver's own arithmetic (so the
+    /// same bits: dates read here are compared with dates the driver read).
+    static func date(_ cell: PostgresCell) -> Date? {
+        guard let bytes = binary(cell, .timestamptz, length: 8),
+            let microseconds = bytes.getInteger(at: bytes.readerIndex, as: Int64.self)
+        else { return nil }
+        return Date(timeInterval: Double(microseconds) / Double(1_000_000), since: postgresEpoch)
+    }
+
+    static func bool(_ cell: PostgresCell) -> Bool? {
+        guard let bytes = binary(cell, .bool, length: 1) else { return nil }
+        switch bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) {
+        case 0: return false
+        case 1: return true
+        default: return nil
+        }
+    }
+
+    static func string(_ cell: PostgresCell) -> String? {
+        guard let bytes = binary(cell, .text, length: nil) ?? binary(cell, .varchar, length: nil) else { return nil }
+        return bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes)
     }
 }
 

@@ -21,7 +21,8 @@ extension CalendarWindow {
             }
         }
         var json = JSONWriter(capacity: instances.count * 1_024)
-        try json.array(instances) { json, instance in
+        try json.array(count: instances.count) { json, index in
+            let instance = instances[index]
             try write(instance, shared: written[instance.source], to: &json)
         }
         return json.raw
@@ -46,7 +47,9 @@ extension CalendarWindow {
             json.field("cancelled", instance.cancelled)
             try run(.capacityToCreatedBy, &json)
             json.key("dependantRsvps")
-            json.array(mine.lazy.filter { $0.familyMemberId != nil }) { json, rsvp in rsvp.write(to: &json) }
+            json.array(count: mine.count) { json, index in
+                if mine[index].familyMemberId != nil { mine[index].write(to: &json) }
+            }
             try run(.description, &json)
             json.field("endDate", instance.endDate)
             json.field("endsAt", instance.endsAt)

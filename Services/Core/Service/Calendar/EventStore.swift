@@ -75,7 +75,7 @@ struct EventStore: Sendable {
 
     /// One event or instance with the caller's answers and its counts.
     private func decorated(
-        _ event: CalendarEvent, _ key: InstanceKey, _ answers: [InstanceKey: InstanceAnswers]
+        _ event: CalendarEvent, _ key: InstanceKey, _ answers: AnswerTable
     ) -> CalendarEvent {
         EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1, expansions: expansions)
             .decorated(event, key)
@@ -89,18 +89,15 @@ struct EventStore: Sendable {
     static func answers(
         to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
         logger: Logger
-    ) async throws -> [InstanceKey: InstanceAnswers] {
-        guard !events.isEmpty else { return [:] }
+    ) async throws -> AnswerTable {
+        guard !events.isEmpty else { return AnswerTable() }
         let (lower, upper) = (from ?? .distantPast, before ?? .distantFuture)
-        var answers: [InstanceKey: InstanceAnswers] = [:]
-        answers.reserveCapacity(events.count * 4)
-        // When each answer was given, kept for instances with more than one.
-        var first: [InstanceKey: (Date, UUID)] = [:]
-        var given: [InstanceKey: [(Date, UUID)]] = [:]
+        var found: [AnswerTable.Found] = []
+        found.reserveCapacity(events.count * 4)
         // One statement, a row per instance and own answer: each instance's counts with the
-        // caller's answers (theirs and their dependants') beside them, put in the order they
-        // were given here rather than by a sort of every row. An answer always has its
-        // instance's counts row (the trigger keeps it).
+        // caller's answers (theirs and their dependants') beside them, ordered by the table
+        // (AnswerTable) rather than by a sort of every row in PostgreSQL. An answer always has
+        // its instance's counts row (the trigger keeps it).
         for try await row in try await connection.query(
             """
             SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
@@ -120,30 +117,16 @@ struct EventStore: Sendable {
                 declined: try cells.next(), waitlisted: try cells.next(), capacity: nil)
             // No answer of the caller's to this instance: the rest of the row is empty.
             guard let status: String = try cells.next() else {
-                answers[key] = InstanceAnswers(counts: counts, mine: [])
+                found.append(AnswerTable.Found(key: key, counts: counts))
                 continue
             }
             let rsvp = EventRSVP(
                 familyMemberId: try cells.next(), status: RSVPStatus(rawValue: status) ?? .no,
                 plusOnes: try cells.next(), note: try cells.next(), waitlisted: try cells.next(),
                 respondedAt: try cells.next())
-            let when: (Date, UUID) = (try cells.next(), try cells.next())
-            if let earlier = first[key] {
-                answers[key]?.mine.append(rsvp)
-                given[key, default: [earlier]].append(when)
-            } else {
-                answers[key] = InstanceAnswers(counts: counts, mine: [rsvp])
-                first[key] = when
-            }
+            let (queuedAt, id): (Date, UUID) = (try cells.next(), try cells.next())
+            found.append(AnswerTable.Found(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id))
         }
-        // In the order given (ties by id, as PostgreSQL orders uuids: byte by byte).
-        for (key, when) in given {
-            guard let mine = answers[key]?.mine, mine.count == when.count else { continue }
-            let order = when.indices.sorted {
-                (when[$0].0, when[$0].1.uuidString) < (when[$1].0, when[$1].1.uuidString)
-            }
-            answers[key]?.mine = order.map { mine[$0] }
-        }
-        return answers
+        return AnswerTable(found)
     }
 }

@@ -26,7 +26,7 @@ package struct InstanceAnswers: Sendable {
 /// cancelled, for those who said they would come), ordered by start.
 struct EventWindow {
     let window: Range<Date>
-    let answers: [InstanceKey: InstanceAnswers]
+    let answers: AnswerTable
     /// At most this many instances; a busier window is refused (narrow it).
     let limit: Int
     /// Series' starts expanded before.
@@ -67,20 +67,21 @@ struct EventWindow {
             in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, most: limit + 1
         ) { series.expansion() }
         let generated = series.generatedInstances
+        let answered = answers.of(series.id)
         var source: Int?
+        // Only overrides need to know which instances were seen (most series have none).
         var seen = Set<Date>()
         for start in starts {
-            seen.insert(start)
+            if !overrides.isEmpty { seen.insert(start) }
             if let record = overrides[start] {
                 guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
                 try include(series, record, at: start, cancelled: series.cancelled || record.cancelled, into: &found)
                 continue
             }
-            let key = InstanceKey(eventId: series.id, recurrenceId: start)
             let instance = generated.times(at: start)
-            guard EventRecord.overlaps(start: instance.startsAt, end: instance.endsAt, window),
-                !series.cancelled || answers[key]?.expectsToAttend == true
-            else { continue }
+            guard EventRecord.overlaps(start: instance.startsAt, end: instance.endsAt, window) else { continue }
+            let mine = answered[start]
+            guard !series.cancelled || mine?.expectsToAttend == true else { continue }
             guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
             let shared = source ?? found.addSource(generated.template)
             source = shared
@@ -88,7 +89,7 @@ struct EventWindow {
                 CalendarWindow.Instance(
                     source: shared, startsAt: instance.startsAt, endsAt: instance.endsAt,
                     startDate: instance.startDate, endDate: instance.endDate, rsvpDeadline: instance.rsvpDeadline,
-                    recurrenceId: start, cancelled: series.cancelled, answers: answers[key]))
+                    recurrenceId: start, cancelled: series.cancelled, answers: mine))
         }
         // Overrides moved into the window from an instance outside it.
         for (start, record) in overrides where !seen.contains(start) {
@@ -100,7 +101,7 @@ struct EventWindow {
         // Removed instances, for those who said they would come: shown cancelled.
         for start in series.exceptionDates {
             let key = InstanceKey(eventId: series.id, recurrenceId: start)
-            guard answers[key]?.expectsToAttend == true else { continue }
+            guard answered[start]?.expectsToAttend == true else { continue }
             let record = overrides[start] ?? series.generated(at: start)
             guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
             var event = record.instance(at: start, of: series)

@@ -1,0 +1,81 @@
+import Foundation
+import OrbitCoveInfra
+import PostgresNIO
+import Testing
+
+/// `RowReader` reads the common binary forms in place instead of through the driver's decode:
+/// what it reads must be what the driver reads, for every value PostgreSQL sends (dates are
+/// compared with dates the driver made, so the same bits, not just the same second), and what
+/// it does not read itself (another type, `NULL` into a value that cannot be nil) must still
+/// reach the driver.
+@Suite struct RowReaderTests {
+    @Test func itReadsWhatTheDriverReadsForRandomValues() async throws {
+        try await withTestDatabase { database in
+            var random = SplitMix64(seed: 20_261_129)
+            for round in 0..<200 {
+                let id = UUID()
+                let big = Int64(bitPattern: random.next())
+                let int = Int32(truncatingIfNeeded: random.next())
+                let small = Int16(truncatingIfNeeded: random.next())
+                // Any microsecond from 4713 BC to 294276 AD, PostgreSQL's range, and its infinities.
+                let microseconds =
+                    round == 0 ? 0 : Int64(bitPattern: random.next()) % 9_000_000_000_000_000
+                let flag = random.next() % 2 == 0
+                let text = Self.text(&random)
+                let rows = try await database.systemQuery(
+                    """
+                    SELECT \(id)::uuid, NULL::uuid, \(big)::int8, \(int)::int4, \(small)::int2,
+                           '2000-01-01 00:00:00+00'::timestamptz + \(microseconds) * interval '1 microsecond',
+                           NULL::timestamptz, 'infinity'::timestamptz, '-infinity'::timestamptz,
+                           \(flag)::bool, \(text)::text, \(text)::varchar, NULL::text, ''::text
+                    """)
+                let row = try #require(rows.first)
+                let cells = row.makeRandomAccess()
+                var reader = RowReader(row)
+                #expect(try reader.next() as UUID == (try cells[0].decode(UUID.self)))
+                #expect(try reader.next() as UUID? == nil)
+                #expect(try reader.next() as Int == (try cells[2].decode(Int.self)))
+                #expect(try reader.next() as Int == (try cells[3].decode(Int.self)))
+                #expect(try reader.next() as Int? == (try cells[4].decode(Int?.self)))
+                let date: Date = try reader.next()
+                #expect(
+                    date.timeIntervalSinceReferenceDate.bitPattern
+                        == (try cells[5].decode(Date.self)).timeIntervalSinceReferenceDate.bitPattern)
+                #expect(try reader.next() as Date? == nil)
+                #expect(try reader.next() as Date == (try cells[7].decode(Date.self)))
+                #expect(try reader.next() as Date? == (try cells[8].decode(Date?.self)))
+                #expect(try reader.next() as Bool == flag)
+                #expect(try reader.next() as String == text)
+                #expect(try reader.next() as String? == text)
+                #expect(try reader.next() as String? == nil)
+                #expect(try reader.next() as String == "")
+                #expect(big == Int64(try cells[2].decode(Int.self)))
+            }
+        }
+    }
+
+    /// What it does not read itself goes to the driver: a `NULL` where a value must be, and
+    /// types other than the ones it knows (a `numeric` into an `Int`, an `int4` into a `Date`, a
+    /// `name` into a `String`).
+    @Test func whatItDoesNotReadItselfTheDriverDecidesOn() async throws {
+        try await withTestDatabase { database in
+            let rows = try await database.systemQuery(
+                "SELECT NULL::uuid, NULL::timestamptz, 7::numeric, 7::int4, 'x'::name, NULL::bool")
+            let row = try #require(rows.first)
+            var reader = RowReader(row)
+            #expect(throws: PostgresDecodingError.self) { try reader.next() as UUID }
+            #expect(throws: PostgresDecodingError.self) { try reader.next() as Date }
+            #expect(throws: PostgresDecodingError.self) { try reader.next() as Int }
+            #expect(throws: PostgresDecodingError.self) { try reader.next() as Date }
+            #expect(try reader.next() as String == "x")
+            #expect(throws: PostgresDecodingError.self) { try reader.next() as Bool }
+            #expect(throws: RowReaderError.self) { try reader.next() as Int }
+        }
+    }
+
+    /// Text of up to 40 characters from ASCII, accented Latin, CJK and emoji.
+    static func text(_ random: inout SplitMix64) -> String {
+        let alphabet = Array("aZ 09\"\\'é ñ漢字カナ한글👩‍👧🎉\t")
+        return String((0..<Int(random.next() % 41)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+    }
+}
