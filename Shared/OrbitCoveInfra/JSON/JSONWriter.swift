@@ -66,20 +66,22 @@ package struct JSONWriter {
         needsComma = false
     }
 
-    /// Members written beforehand by another writer (`"a":1,"b":2`, no braces), as the next
+    /// Members written beforehand (`"a":1,"b":2`, no braces, see ``detached(_:)``), as the next
     /// members of the current object.
-    package mutating func members(_ written: [UInt8]) {
+    package mutating func members(_ written: UnsafeBufferPointer<UInt8>) {
         guard !written.isEmpty else { return }
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         bytes.append(contentsOf: written)
         needsComma = true
     }
 
-    /// A writer for members on their own, to be copied in with ``members(_:)``.
-    package static func members(_ write: (inout JSONWriter) throws -> Void) rethrows -> [UInt8] {
-        var json = JSONWriter(capacity: 256)
-        try write(&json)
-        return json.bytes
+    /// Members on their own (`"a":1,"b":2`, no braces) added after what is written so far, as
+    /// if by a writer of their own: to be copied into other objects with ``members(_:)`` from
+    /// the range they took in ``bytes``, many runs in one buffer.
+    package mutating func detached(_ write: (inout JSONWriter) throws -> Void) rethrows {
+        needsComma = false
+        try write(&self)
+        needsComma = false
     }
 
     package mutating func field(_ name: StaticString, _ value: String?) {

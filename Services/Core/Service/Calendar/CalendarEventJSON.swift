@@ -6,63 +6,67 @@ import OrbitCoveModels
 /// the request's time. The bytes are the encoder's for ``CalendarWindow/events``
 /// (`CalendarWindowJSONTests` compares them), so clients cannot tell.
 ///
-/// The fields an instance shares with its source are written once per source when several
-/// instances share it (a series' instances) and copied into each; an instance's own fields,
-/// answers and counts are written for each.
+/// The fields an instance shares with its source (all of a series' instances share one) are
+/// written once per source, into one buffer, and copied into each instance from there; an
+/// instance's own fields, answers and counts are written for each.
 extension CalendarWindow {
     package func json() throws -> RawJSON {
-        var uses = [Int](repeating: 0, count: sources.count)
-        for instance in instances { uses[instance.source] += 1 }
-        let written: [[[UInt8]]?] = try sources.indices.map { index in
-            guard uses[index] > 1 else { return nil }
-            let source = sources[index]
-            return try CalendarEvent.SharedRun.allCases.map { run in
-                try JSONWriter.members { try source.write(run, to: &$0) }
+        let runCount = CalendarEvent.SharedRun.allCases.count
+        // Source `s`'s run `r` is `shared[runs[s * runCount + r]]`.
+        var shared = JSONWriter(capacity: sources.count * 512)
+        var runs: [Range<Int>] = []
+        runs.reserveCapacity(sources.count * runCount)
+        for source in sources {
+            for run in CalendarEvent.SharedRun.allCases {
+                let start = shared.bytes.count
+                try shared.detached { try source.write(run, to: &$0) }
+                runs.append(start..<shared.bytes.count)
             }
         }
+        let capacities = sources.map(\.capacity)
         var json = JSONWriter(capacity: instances.count * 1_024)
-        try json.array(count: instances.count) { json, index in
-            let instance = instances[index]
-            try write(instance, shared: written[instance.source], to: &json)
+        shared.bytes.withUnsafeBufferPointer { shared in
+            json.array(count: instances.count) { json, index in
+                let instance = instances[index]
+                let first = instance.source * runCount
+                write(instance, capacity: capacities[instance.source], to: &json) { run, json in
+                    json.members(UnsafeBufferPointer(rebasing: shared[runs[first + run.rawValue]]))
+                }
+            }
         }
         return json.raw
     }
 
     /// The fields in key order, as `JSONCoding.encoder` (sorted keys) writes them: the shared
-    /// ones in the runs that fall between the instance's own, copied from `shared` if given.
-    private func write(_ instance: Instance, shared: [[UInt8]]?, to json: inout JSONWriter) throws {
-        // The source is read in place: a copy of an event is a dozen reference counts.
-        func run(_ run: CalendarEvent.SharedRun, _ json: inout JSONWriter) throws {
-            if let shared {
-                json.members(shared[run.rawValue])
-            } else {
-                try sources[instance.source].write(run, to: &json)
-            }
-        }
+    /// ones, written by `run`, in the runs that fall between the instance's own.
+    private func write(
+        _ instance: Instance, capacity: Int?, to json: inout JSONWriter,
+        run: (CalendarEvent.SharedRun, inout JSONWriter) -> Void
+    ) {
         let mine = instance.answers?.mine ?? []
-        try json.object { json in
-            try run(.allDayToAttachments, &json)
+        json.object { json in
+            run(.allDayToAttachments, &json)
             json.key("attendance")
-            instance.attendance(capacity: sources[instance.source].capacity).write(to: &json)
+            instance.attendance(capacity: capacity).write(to: &json)
             json.field("cancelled", instance.cancelled)
-            try run(.capacityToCreatedBy, &json)
+            run(.capacityToCreatedBy, &json)
             json.key("dependantRsvps")
             json.array(count: mine.count) { json, index in
                 if mine[index].familyMemberId != nil { mine[index].write(to: &json) }
             }
-            try run(.description, &json)
+            run(.description, &json)
             json.field("endDate", instance.endDate)
             json.field("endsAt", instance.endsAt)
-            try run(.exceptionDatesToLocationName, &json)
+            run(.exceptionDatesToLocationName, &json)
             json.field("recurrenceId", instance.recurrenceId)
-            try run(.recurrenceParentIdToRule, &json)
+            run(.recurrenceParentIdToRule, &json)
             json.key("rsvp")
             if let rsvp = mine.first(where: { $0.familyMemberId == nil }) { rsvp.write(to: &json) } else { json.null() }
             json.field("rsvpDeadline", instance.rsvpDeadline)
-            try run(.sequence, &json)
+            run(.sequence, &json)
             json.field("startDate", instance.startDate)
             json.field("startsAt", instance.startsAt)
-            try run(.timeZoneToUpdatedAt, &json)
+            run(.timeZoneToUpdatedAt, &json)
         }
     }
 }

@@ -41,7 +41,7 @@ struct EventStore: Sendable {
             // Answers to overrides moved into the window from far away are keyed far away.
             let moved = rows.compactMap(\.recurrenceId)
             let answers = try await Self.answers(
-                to: rows.filter { !$0.isOverride }.map(\.id), from: min(reach, moved.min() ?? reach),
+                to: Array(rows.lazy.filter { !$0.isOverride }.map(\.id)), from: min(reach, moved.min() ?? reach),
                 before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
                 viewer: viewer, on: connection, logger: logger)
             let assembly = EventWindow(
