@@ -24,10 +24,12 @@ import Testing
                 let text = Self.text(&random)
                 let rows = try await database.systemQuery(
                     """
-                    SELECT \(id)::uuid, NULL::uuid, \(big)::int8, \(int)::int4, \(small)::int2,
-                           '2000-01-01 00:00:00+00'::timestamptz + \(microseconds) * interval '1 microsecond',
-                           NULL::timestamptz, 'infinity'::timestamptz, '-infinity'::timestamptz,
-                           \(flag)::bool, \(text)::text, \(text)::varchar, NULL::text, ''::text
+                    SELECT \(id)::uuid AS id, NULL::uuid AS none, \(big)::int8 AS big, \(int)::int4 AS int,
+                           \(small)::int2 AS small,
+                           '2000-01-01 00:00:00+00'::timestamptz + \(microseconds) * interval '1 microsecond' AS at,
+                           NULL::timestamptz AS never, 'infinity'::timestamptz AS later,
+                           '-infinity'::timestamptz AS earlier, \(flag)::bool AS flag, \(text)::text AS text,
+                           \(text)::varchar AS varchar, NULL::text AS nothing, ''::text AS empty
                     """)
                 let row = try #require(rows.first)
                 let cells = row.makeRandomAccess()
@@ -50,6 +52,22 @@ import Testing
                 #expect(try reader.next() as String? == nil)
                 #expect(try reader.next() as String == "")
                 #expect(big == Int64(try cells[2].decode(Int.self)))
+                // By name, the same values.
+                var named = RowReader(row)
+                #expect(try named.next("id") as UUID == id)
+                #expect(try named.next("none") as UUID? == nil)
+                #expect(try named.next("big") as Int == Int(big))
+                #expect(try named.next("int") as Int? == Int(int))
+                #expect(try named.next("small") as Int == Int(small))
+                #expect(try named.next("at") as Date == date)
+                #expect(try named.next("never") as Date? == nil)
+                #expect(try named.next("later") as Date? == (try cells[7].decode(Date.self)))
+                #expect(try named.next("earlier") as Date == (try cells[8].decode(Date.self)))
+                #expect(try named.next("flag") as Bool == flag)
+                #expect(try named.next("text") as String? == text)
+                #expect(try named.next("varchar") as String == text)
+                #expect(try named.next("nothing") as String? == nil)
+                #expect(throws: RowReaderError.self) { try named.next("text") as String }
             }
         }
     }

@@ -26,43 +26,16 @@ package struct RowReader {
         cells = row.makeIterator()
     }
 
-    package mutating func next() throws -> UUID {
-        let cell = try cell()
-        return try Self.uuid(cell) ?? cell.decode(UUID.self)
-    }
-    package mutating func next() throws -> UUID? {
-        let cell = try cell()
-        return try Self.uuid(cell) ?? cell.decode(UUID?.self)
-    }
-    package mutating func next() throws -> String {
-        let cell = try cell()
-        return try Self.string(cell) ?? cell.decode(String.self)
-    }
-    package mutating func next() throws -> String? {
-        let cell = try cell()
-        return try Self.string(cell) ?? cell.decode(String?.self)
-    }
-    package mutating func next() throws -> Int {
-        let cell = try cell()
-        return try Self.integer(cell) ?? cell.decode(Int.self)
-    }
-    package mutating func next() throws -> Int? {
-        let cell = try cell()
-        return try Self.integer(cell) ?? cell.decode(Int?.self)
-    }
+    package mutating func next() throws -> UUID { try Self.read(cell()) }
+    package mutating func next() throws -> UUID? { try Self.read(cell()) }
+    package mutating func next() throws -> String { try Self.read(cell()) }
+    package mutating func next() throws -> String? { try Self.read(cell()) }
+    package mutating func next() throws -> Int { try Self.read(cell()) }
+    package mutating func next() throws -> Int? { try Self.read(cell()) }
     package mutating func next() throws -> Double? { try cell().decode(Double?.self) }
-    package mutating func next() throws -> Bool {
-        let cell = try cell()
-        return try Self.bool(cell) ?? cell.decode(Bool.self)
-    }
-    package mutating func next() throws -> Date {
-        let cell = try cell()
-        return try Self.date(cell) ?? cell.decode(Date.self)
-    }
-    package mutating func next() throws -> Date? {
-        let cell = try cell()
-        return try Self.date(cell) ?? cell.decode(Date?.self)
-    }
+    package mutating func next() throws -> Bool { try Self.read(cell()) }
+    package mutating func next() throws -> Date { try Self.read(cell()) }
+    package mutating func next() throws -> Date? { try Self.read(cell()) }
     package mutating func next() throws -> [Date] { try cell().decode([Date].self) }
     package mutating func next() throws -> [String] { try cell().decode([String].self) }
     package mutating func next() throws -> [UUID] { try cell().decode([UUID].self) }
@@ -90,11 +63,24 @@ extension RowReader {
         return bytes
     }
 
-    static func uuid(_ cell: PostgresCell) -> UUID? {
+    // Each type read in place when it can be, by the driver otherwise (its values, its errors).
+    private static func read(_ cell: PostgresCell) throws -> UUID { try uuid(cell) ?? cell.decode(UUID.self) }
+    private static func read(_ cell: PostgresCell) throws -> UUID? { try uuid(cell) ?? cell.decode(UUID?.self) }
+    private static func read(_ cell: PostgresCell) throws -> String { try string(cell) ?? cell.decode(String.self) }
+    private static func read(_ cell: PostgresCell) throws -> String? {
+        try string(cell) ?? cell.decode(String?.self)
+    }
+    private static func read(_ cell: PostgresCell) throws -> Int { try integer(cell) ?? cell.decode(Int.self) }
+    private static func read(_ cell: PostgresCell) throws -> Int? { try integer(cell) ?? cell.decode(Int?.self) }
+    private static func read(_ cell: PostgresCell) throws -> Bool { try bool(cell) ?? cell.decode(Bool.self) }
+    private static func read(_ cell: PostgresCell) throws -> Date { try date(cell) ?? cell.decode(Date.self) }
+    private static func read(_ cell: PostgresCell) throws -> Date? { try date(cell) ?? cell.decode(Date?.self) }
+
+    private static func uuid(_ cell: PostgresCell) -> UUID? {
         binary(cell, .uuid, length: 16)?.withUnsafeReadableBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
     }
 
-    static func integer(_ cell: PostgresCell) -> Int? {
+    private static func integer(_ cell: PostgresCell) -> Int? {
         if let bytes = binary(cell, .int8, length: 8) {
             return bytes.getInteger(at: bytes.readerIndex, as: Int64.self).map(Int.init)
         }
@@ -109,14 +95,14 @@ extension RowReader {
 
     /// Microseconds from PostgreSQL's epoch, made a date by the driver's own arithmetic (so the
     /// same bits: dates read here are compared with dates the driver read).
-    static func date(_ cell: PostgresCell) -> Date? {
+    private static func date(_ cell: PostgresCell) -> Date? {
         guard let bytes = binary(cell, .timestamptz, length: 8),
             let microseconds = bytes.getInteger(at: bytes.readerIndex, as: Int64.self)
         else { return nil }
         return Date(timeInterval: Double(microseconds) / Double(1_000_000), since: postgresEpoch)
     }
 
-    static func bool(_ cell: PostgresCell) -> Bool? {
+    private static func bool(_ cell: PostgresCell) -> Bool? {
         guard let bytes = binary(cell, .bool, length: 1) else { return nil }
         switch bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) {
         case 0: return false
@@ -125,7 +111,7 @@ extension RowReader {
         }
     }
 
-    static func string(_ cell: PostgresCell) -> String? {
+    private static func string(_ cell: PostgresCell) -> String? {
         guard let bytes = binary(cell, .text, length: nil) ?? binary(cell, .varchar, length: nil) else { return nil }
         return bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes)
     }
@@ -149,10 +135,25 @@ extension RowReader {
     /// let note: String? = try cells.next("note")
     /// ```
     package mutating func next<Value: PostgresDecodable>(_ column: String) throws -> Value {
+        try cell(named: column).decode(Value.self)
+    }
+
+    // The types read in place, by name as in order.
+    package mutating func next(_ column: String) throws -> UUID { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> UUID? { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> String { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> String? { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> Int { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> Int? { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> Bool { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> Date { try Self.read(cell(named: column)) }
+    package mutating func next(_ column: String) throws -> Date? { try Self.read(cell(named: column)) }
+
+    private mutating func cell(named column: String) throws -> PostgresCell {
         let cell = try cell()
         guard cell.columnName == column else {
             throw RowReaderError.unexpectedColumn(expected: column, found: cell.columnName)
         }
-        return try cell.decode(Value.self)
+        return cell
     }
 }
