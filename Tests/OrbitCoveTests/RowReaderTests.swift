@@ -17,9 +17,10 @@ import Testing
                 let big = Int64(bitPattern: random.next())
                 let int = Int32(truncatingIfNeeded: random.next())
                 let small = Int16(truncatingIfNeeded: random.next())
-                // Any microsecond from 4713 BC to 294276 AD, PostgreSQL's range, and its infinities.
+                // Any microsecond within some 6,300 years of 2000 (inside PostgreSQL's range, and far
+                // past 2^53 microseconds, where the division rounds), and below, its infinities.
                 let microseconds =
-                    round == 0 ? 0 : Int64(bitPattern: random.next()) % 9_000_000_000_000_000
+                    round == 0 ? 0 : Int64(bitPattern: random.next()) % 200_000_000_000_000_000
                 let flag = random.next() % 2 == 0
                 let text = Self.text(&random)
                 let rows = try await database.systemQuery(
@@ -74,11 +75,14 @@ import Testing
 
     /// What it does not read itself goes to the driver: a `NULL` where a value must be, and
     /// types other than the ones it knows (a `numeric` into an `Int`, an `int4` into a `Date`, a
-    /// `name` into a `String`).
+    /// `name` or a `uuid` into a `String`).
     @Test func whatItDoesNotReadItselfTheDriverDecidesOn() async throws {
         try await withTestDatabase { database in
             let rows = try await database.systemQuery(
-                "SELECT NULL::uuid, NULL::timestamptz, 7::numeric, 7::int4, 'x'::name, NULL::bool")
+                """
+                SELECT NULL::uuid, NULL::timestamptz, 7::numeric, 7::int4, 'x'::name, NULL::bool, NULL::int8,
+                       NULL::text, NULL::int4, '00000000-0000-0000-0000-00000000002a'::uuid
+                """)
             let row = try #require(rows.first)
             var reader = RowReader(row)
             #expect(throws: PostgresDecodingError.self) { try reader.next() as UUID }
@@ -87,6 +91,11 @@ import Testing
             #expect(throws: PostgresDecodingError.self) { try reader.next() as Date }
             #expect(try reader.next() as String == "x")
             #expect(throws: PostgresDecodingError.self) { try reader.next() as Bool }
+            #expect(throws: PostgresDecodingError.self) { try reader.next() as Int }
+            #expect(throws: PostgresDecodingError.self) { try reader.next() as String }
+            #expect(try reader.next() as Int? == nil)
+            // The driver writes a uuid read as text in its own (upper-case) form.
+            #expect(try reader.next() as String == "00000000-0000-0000-0000-00000000002A")
             #expect(throws: RowReaderError.self) { try reader.next() as Int }
         }
     }

@@ -42,10 +42,10 @@ package struct JSONWriter {
         needsComma = true
     }
 
-    /// An array of `count` values, the `index`th written by `write(&json, index)`: the same as
-    /// ``array(_:_:)`` without its generic sequence, which a caller in another module runs
-    /// unspecialised, through witness tables and type metadata per element (a window's thousand
-    /// instances, each with its list of dependants' answers).
+    /// An array of what `write(&json, index)` writes for each index below `count` (an index it
+    /// writes nothing for adds nothing): ``array(_:_:)`` without its generic sequence, which a
+    /// caller in another module runs unspecialised, through witness tables and type metadata
+    /// per element.
     package mutating func array(count: Int, _ write: (inout JSONWriter, Int) throws -> Void) rethrows {
         open(UInt8(ascii: "["))
         for index in 0..<count { try write(&self, index) }
@@ -75,9 +75,10 @@ package struct JSONWriter {
         needsComma = true
     }
 
-    /// Members on their own (`"a":1,"b":2`, no braces) added after what is written so far, as
-    /// if by a writer of their own: to be copied into other objects with ``members(_:)`` from
-    /// the range they took in ``bytes``, many runs in one buffer.
+    /// Members on their own (`"a":1,"b":2`, no braces, no comma before the first) added after
+    /// what is written so far, to be copied into objects with ``members(_:)`` from the range
+    /// they took in ``bytes``: a writer used for such runs, one after another, and nothing else
+    /// (inside an object its members would lose their commas).
     package mutating func detached(_ write: (inout JSONWriter) throws -> Void) rethrows {
         needsComma = false
         try write(&self)

@@ -7,12 +7,11 @@ import PostgresNIO
 /// time. Each `next()` decodes one concrete type, chosen by what the result is assigned to, as
 /// PostgresNIO decodes it (an SQL `NULL` is nil for an optional and an error otherwise).
 ///
-/// The binary forms those reads meet almost always (`uuid`, `int2`/`int4`/`int8`,
-/// `timestamptz`, `bool`, `text`) are read in place, to the same values the driver makes
-/// (`RowReaderTests` compares them over random values); anything else goes to the driver,
-/// which decodes it or names what did not fit. Going through the driver's generic decode for
-/// every cell (its decoding context and a copy of the cell's buffer each time) was a sixth of
-/// a window read's time.
+/// The binary forms those reads meet almost always (`uuid`; `int2`, `int4` and `int8` into an
+/// `Int`; `timestamptz`; `bool`; `text` and `varchar`) are read in place, without the driver's
+/// generic decode (its decoding context and a copy of the cell's buffer per cell), to the same
+/// values the driver makes (`RowReaderTests` compares them over random values); anything else
+/// goes to the driver, which decodes it or names what did not fit.
 ///
 /// ```swift
 /// var cells = RowReader(row)

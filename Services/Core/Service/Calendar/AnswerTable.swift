@@ -3,11 +3,10 @@ import OrbitCoveModels
 
 /// The answers a read found, by instance: each instance's counts and the caller's own answers.
 ///
-/// Kept sorted by event and instance rather than hashed by instance: a window looks up every
-/// one of its thousand or more instances, and hashing each key (an id and a date, through
-/// SipHash) on the way in and again on the way out was a tenth of the read's time. Finding an
-/// event's instances takes one hash (``of(_:)``); an instance among them is found by halving,
-/// and a series' expansion looks its instances up in its own slice.
+/// Kept sorted by event and instance rather than hashed by instance, as a window looks up every
+/// one of its thousand or more instances: finding an event's instances takes one hash
+/// (``answers(to:)``), an instance among them is found by halving, and a series' expansion
+/// looks its instances up in its own slice without hashing again.
 struct AnswerTable {
     /// Instance starts (``Date/distantPast`` for a single event's one instance), grouped by
     /// event, ascending within each, beside their answers.
@@ -20,7 +19,7 @@ struct AnswerTable {
 
     /// One row of the answers statement: an instance's counts and, if the caller answered it,
     /// one of their answers (theirs or a dependant's) with when it was given.
-    struct Found {
+    struct Row {
         var key: InstanceKey
         var counts: AttendanceCounts
         var rsvp: EventRSVP?
@@ -30,18 +29,18 @@ struct AnswerTable {
 
     /// The rows in any order. Several answers to one instance are kept in the order they were
     /// given (when queued, ties by id as PostgreSQL orders uuids: byte by byte).
-    init(_ found: [Found]) {
-        let keys = found.map { row in
+    init(_ rows: [Row]) {
+        let keys = rows.map { row in
             let (high, low) = row.key.eventId.halves
             let (idHigh, idLow) = row.id.halves
             return (high, low, row.key.recurrenceId ?? .distantPast, row.queuedAt, idHigh, idLow)
         }
         let order = keys.indices.sorted { keys[$0] < keys[$1] }
-        starts.reserveCapacity(found.count)
-        answers.reserveCapacity(found.count)
+        starts.reserveCapacity(rows.count)
+        answers.reserveCapacity(rows.count)
         var event: (id: UUID, first: Int)?
         for index in order {
-            let row = found[index]
+            let row = rows[index]
             let start = row.key.recurrenceId ?? .distantPast
             if let current = event, current.id == row.key.eventId {
                 if starts.last == start {
@@ -60,11 +59,11 @@ struct AnswerTable {
 
     /// The answers to one instance (nil: nobody answered it yet).
     subscript(key: InstanceKey) -> InstanceAnswers? {
-        of(key.eventId)[key.recurrenceId]
+        answers(to: key.eventId)[key.recurrenceId]
     }
 
     /// The answers to `event`'s instances, to look many of them up with one hash.
-    func of(_ event: UUID) -> EventAnswers {
+    func answers(to event: UUID) -> EventAnswers {
         let range = events[event] ?? 0..<0
         return EventAnswers(starts: starts[range], answers: answers[range])
     }
@@ -84,18 +83,5 @@ struct EventAnswers {
             if starts[middle] < start { low = middle + 1 } else { high = middle }
         }
         return low < starts.endIndex && starts[low] == start ? answers[low] : nil
-    }
-}
-
-extension UUID {
-    /// The 16 bytes as two big-endian halves: compared in order, they order ids as their text
-    /// does, and as PostgreSQL orders uuids.
-    var halves: (UInt64, UInt64) {
-        withUnsafeBytes(of: uuid) { bytes in
-            (
-                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            )
-        }
     }
 }

@@ -12,7 +12,8 @@ import OrbitCoveModels
 extension CalendarWindow {
     package func json() throws -> RawJSON {
         let runCount = CalendarEvent.SharedRun.allCases.count
-        // Source `s`'s run `r` is `shared[runs[s * runCount + r]]`.
+        // Source `s`'s run `r` is `shared.bytes[runs[s * runCount + r]]` (runs in the order of
+        // `SharedRun.allCases`, which are its raw values).
         var shared = JSONWriter(capacity: sources.count * 512)
         var runs: [Range<Int>] = []
         runs.reserveCapacity(sources.count * runCount)
@@ -25,12 +26,12 @@ extension CalendarWindow {
         }
         let capacities = sources.map(\.capacity)
         var json = JSONWriter(capacity: instances.count * 1_024)
-        shared.bytes.withUnsafeBufferPointer { shared in
+        shared.bytes.withUnsafeBufferPointer { written in
             json.array(count: instances.count) { json, index in
                 let instance = instances[index]
                 let first = instance.source * runCount
                 write(instance, capacity: capacities[instance.source], to: &json) { run, json in
-                    json.members(UnsafeBufferPointer(rebasing: shared[runs[first + run.rawValue]]))
+                    json.members(UnsafeBufferPointer(rebasing: written[runs[first + run.rawValue]]))
                 }
             }
         }

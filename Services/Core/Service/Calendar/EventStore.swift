@@ -92,12 +92,11 @@ struct EventStore: Sendable {
     ) async throws -> AnswerTable {
         guard !events.isEmpty else { return AnswerTable() }
         let (lower, upper) = (from ?? .distantPast, before ?? .distantFuture)
-        var found: [AnswerTable.Found] = []
+        var found: [AnswerTable.Row] = []
         found.reserveCapacity(events.count * 4)
         // One statement, a row per instance and own answer: each instance's counts with the
-        // caller's answers (theirs and their dependants') beside them, ordered by the table
-        // (AnswerTable) rather than by a sort of every row in PostgreSQL. An answer always has
-        // its instance's counts row (the trigger keeps it).
+        // caller's answers (theirs and their dependants') beside them, in no order: the table
+        // sorts them. An answer always has its instance's counts row (the trigger keeps it).
         for try await row in try await connection.query(
             """
             SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
@@ -117,7 +116,7 @@ struct EventStore: Sendable {
                 declined: try cells.next(), waitlisted: try cells.next(), capacity: nil)
             // No answer of the caller's to this instance: the rest of the row is empty.
             guard let status: String = try cells.next() else {
-                found.append(AnswerTable.Found(key: key, counts: counts))
+                found.append(AnswerTable.Row(key: key, counts: counts))
                 continue
             }
             let rsvp = EventRSVP(
@@ -125,7 +124,7 @@ struct EventStore: Sendable {
                 plusOnes: try cells.next(), note: try cells.next(), waitlisted: try cells.next(),
                 respondedAt: try cells.next())
             let (queuedAt, id): (Date, UUID) = (try cells.next(), try cells.next())
-            found.append(AnswerTable.Found(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id))
+            found.append(AnswerTable.Row(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id))
         }
         return AnswerTable(found)
     }

@@ -67,7 +67,7 @@ struct EventWindow {
             in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, most: limit + 1
         ) { series.expansion() }
         let generated = series.generatedInstances
-        let answered = answers.of(series.id)
+        let answered = answers.answers(to: series.id)
         var source: Int?
         // Only overrides need to know which instances were seen (most series have none).
         var seen = Set<Date>()
