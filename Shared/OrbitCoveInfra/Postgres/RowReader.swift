@@ -53,11 +53,10 @@ extension RowReader {
     /// PostgreSQL's epoch, as the driver counts `timestamptz` from it.
     private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
 
-    /// The cell's bytes when it holds a value of `type` in binary of `length` bytes (any when
-    /// nil); nil otherwise (an SQL `NULL` too: the driver decides what that means).
-    private static func binary(_ cell: PostgresCell, _ type: PostgresDataType, length: Int?) -> ByteBuffer? {
-        guard cell.format == .binary, cell.dataType == type, let bytes = cell.bytes,
-            length == nil || bytes.readableBytes == length
+    /// The cell's bytes when it holds a value of `type` in binary of `length` bytes; nil
+    /// otherwise (an SQL `NULL` too: the driver decides what that means).
+    private static func binary(_ cell: PostgresCell, _ type: PostgresDataType, length: Int) -> ByteBuffer? {
+        guard cell.format == .binary, cell.dataType == type, let bytes = cell.bytes, bytes.readableBytes == length
         else { return nil }
         return bytes
     }
@@ -80,16 +79,13 @@ extension RowReader {
     }
 
     private static func integer(_ cell: PostgresCell) -> Int? {
-        if let bytes = binary(cell, .int8, length: 8) {
-            return bytes.getInteger(at: bytes.readerIndex, as: Int64.self).map(Int.init)
+        guard cell.format == .binary, let bytes = cell.bytes else { return nil }
+        switch (cell.dataType, bytes.readableBytes) {
+        case (.int8, 8): return bytes.getInteger(at: bytes.readerIndex, as: Int64.self).map(Int.init)
+        case (.int4, 4): return bytes.getInteger(at: bytes.readerIndex, as: Int32.self).map(Int.init)
+        case (.int2, 2): return bytes.getInteger(at: bytes.readerIndex, as: Int16.self).map(Int.init)
+        default: return nil
         }
-        if let bytes = binary(cell, .int4, length: 4) {
-            return bytes.getInteger(at: bytes.readerIndex, as: Int32.self).map(Int.init)
-        }
-        if let bytes = binary(cell, .int2, length: 2) {
-            return bytes.getInteger(at: bytes.readerIndex, as: Int16.self).map(Int.init)
-        }
-        return nil
     }
 
     /// Microseconds from PostgreSQL's epoch, made a date by the driver's own arithmetic (so the
@@ -111,7 +107,8 @@ extension RowReader {
     }
 
     private static func string(_ cell: PostgresCell) -> String? {
-        guard let bytes = binary(cell, .text, length: nil) ?? binary(cell, .varchar, length: nil) else { return nil }
+        guard cell.format == .binary, cell.dataType == .text || cell.dataType == .varchar, let bytes = cell.bytes
+        else { return nil }
         return bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes)
     }
 }

@@ -46,9 +46,9 @@ struct EventWindow {
             if row.isSeries {
                 try expand(row, overrides: overrides[row.id] ?? [:], into: &found)
             } else if EventRecord.overlaps(start: row.startsAt, end: row.endsAt, window) {
-                let key = InstanceKey(eventId: row.id, recurrenceId: nil)
-                if !row.cancelled || answers[key]?.expectsToAttend == true {
-                    try append(row.event, key, into: &found)
+                let mine = answers[InstanceKey(eventId: row.id, recurrenceId: nil)]
+                if !row.cancelled || mine?.expectsToAttend == true {
+                    try append(row.event, mine, into: &found)
                 }
             }
         }
@@ -75,7 +75,9 @@ struct EventWindow {
             if !overrides.isEmpty { seen.insert(start) }
             if let record = overrides[start] {
                 guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
-                try include(series, record, at: start, cancelled: series.cancelled || record.cancelled, into: &found)
+                try include(
+                    series, record, at: start, cancelled: series.cancelled || record.cancelled,
+                    answers: answered[start], into: &found)
                 continue
             }
             let instance = generated.times(at: start)
@@ -96,32 +98,33 @@ struct EventWindow {
             guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window),
                 !series.exceptionDates.contains(start), series.generates(start)
             else { continue }
-            try include(series, record, at: start, cancelled: series.cancelled || record.cancelled, into: &found)
+            try include(
+                series, record, at: start, cancelled: series.cancelled || record.cancelled, answers: answered[start],
+                into: &found)
         }
         // Removed instances, for those who said they would come: shown cancelled.
         for start in series.exceptionDates {
-            let key = InstanceKey(eventId: series.id, recurrenceId: start)
-            guard answered[start]?.expectsToAttend == true else { continue }
+            let mine = answered[start]
+            guard mine?.expectsToAttend == true else { continue }
             let record = overrides[start] ?? series.generated(at: start)
             guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
             var event = record.instance(at: start, of: series)
             event.cancelled = true
-            try append(event, key, into: &found)
+            try append(event, mine, into: &found)
         }
     }
 
     private func include(
-        _ series: EventRecord, _ record: EventRecord, at start: Date, cancelled: Bool,
+        _ series: EventRecord, _ record: EventRecord, at start: Date, cancelled: Bool, answers mine: InstanceAnswers?,
         into found: inout CalendarWindow
     ) throws {
-        let key = InstanceKey(eventId: series.id, recurrenceId: start)
-        guard !cancelled || answers[key]?.expectsToAttend == true else { return }
-        try append(record.instance(at: start, of: series), key, into: &found)
+        guard !cancelled || mine?.expectsToAttend == true else { return }
+        try append(record.instance(at: start, of: series), mine, into: &found)
     }
 
-    private func append(_ event: CalendarEvent, _ key: InstanceKey, into found: inout CalendarWindow) throws {
+    private func append(_ event: CalendarEvent, _ mine: InstanceAnswers?, into found: inout CalendarWindow) throws {
         guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
-        found.append(event, answers: answers[key])
+        found.append(event, answers: mine)
     }
 
     /// The instance with the caller's answers and its counts.
