@@ -75,9 +75,9 @@ BEGIN;
 SELECT app_enter_as_user(:user_id);
 SELECT $COLUMNS FROM events e
 WHERE $EVENTS_WHERE;
-SELECT c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
-       r.status::text, r.family_member_id, r.plus_ones, r.note, r.waitlisted, r.responded_at,
-       r.queued_at, r.id
+SELECT ROW(c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
+           r.status::text, r.family_member_id, r.plus_ones, r.note, r.waitlisted, r.responded_at,
+           r.queued_at, r.id)
 FROM event_instance_counts c
 LEFT JOIN rsvps r ON r.user_id = :user_id::uuid AND r.event_id = ANY(:ids::uuid[])
     AND r.event_id = c.event_id AND coalesce(r.recurrence_id, '-infinity') = coalesce(c.recurrence_id, '-infinity')

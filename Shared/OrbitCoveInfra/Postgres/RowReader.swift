@@ -50,37 +50,57 @@ package struct RowReader {
 // MARK: - The common binary forms, read in place
 
 extension RowReader {
-    /// PostgreSQL's epoch, as the driver counts `timestamptz` from it.
-    private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
-
-    /// The cell's bytes when it holds a value of `type` in binary of `length` bytes; nil
-    /// otherwise (an SQL `NULL` too: the driver decides what that means).
-    private static func binary(_ cell: PostgresCell, _ type: PostgresDataType, length: Int) -> ByteBuffer? {
-        guard cell.format == .binary, cell.dataType == type, let bytes = cell.bytes, bytes.readableBytes == length
-        else { return nil }
-        return bytes
+    /// The cell's bytes when they are in binary; nil otherwise (an SQL `NULL` too: the driver
+    /// decides what that means).
+    private static func binary(_ cell: PostgresCell) -> ByteBuffer? {
+        cell.format == .binary ? cell.bytes : nil
     }
 
     // Each type read in place when it can be, by the driver otherwise (its values, its errors).
-    private static func read(_ cell: PostgresCell) throws -> UUID { try uuid(cell) ?? cell.decode(UUID.self) }
-    private static func read(_ cell: PostgresCell) throws -> UUID? { try uuid(cell) ?? cell.decode(UUID?.self) }
-    private static func read(_ cell: PostgresCell) throws -> String { try string(cell) ?? cell.decode(String.self) }
+    private static func read(_ cell: PostgresCell) throws -> UUID {
+        try binary(cell).flatMap { BinaryValue.uuid(cell.dataType, $0) } ?? cell.decode(UUID.self)
+    }
+    private static func read(_ cell: PostgresCell) throws -> UUID? {
+        try binary(cell).flatMap { BinaryValue.uuid(cell.dataType, $0) } ?? cell.decode(UUID?.self)
+    }
+    private static func read(_ cell: PostgresCell) throws -> String {
+        try binary(cell).flatMap { BinaryValue.string(cell.dataType, $0) } ?? cell.decode(String.self)
+    }
     private static func read(_ cell: PostgresCell) throws -> String? {
-        try string(cell) ?? cell.decode(String?.self)
+        try binary(cell).flatMap { BinaryValue.string(cell.dataType, $0) } ?? cell.decode(String?.self)
     }
-    private static func read(_ cell: PostgresCell) throws -> Int { try integer(cell) ?? cell.decode(Int.self) }
-    private static func read(_ cell: PostgresCell) throws -> Int? { try integer(cell) ?? cell.decode(Int?.self) }
-    private static func read(_ cell: PostgresCell) throws -> Bool { try bool(cell) ?? cell.decode(Bool.self) }
-    private static func read(_ cell: PostgresCell) throws -> Date { try date(cell) ?? cell.decode(Date.self) }
-    private static func read(_ cell: PostgresCell) throws -> Date? { try date(cell) ?? cell.decode(Date?.self) }
+    private static func read(_ cell: PostgresCell) throws -> Int {
+        try binary(cell).flatMap { BinaryValue.integer(cell.dataType, $0) } ?? cell.decode(Int.self)
+    }
+    private static func read(_ cell: PostgresCell) throws -> Int? {
+        try binary(cell).flatMap { BinaryValue.integer(cell.dataType, $0) } ?? cell.decode(Int?.self)
+    }
+    private static func read(_ cell: PostgresCell) throws -> Bool {
+        try binary(cell).flatMap { BinaryValue.bool(cell.dataType, $0) } ?? cell.decode(Bool.self)
+    }
+    private static func read(_ cell: PostgresCell) throws -> Date {
+        try binary(cell).flatMap { BinaryValue.date(cell.dataType, $0) } ?? cell.decode(Date.self)
+    }
+    private static func read(_ cell: PostgresCell) throws -> Date? {
+        try binary(cell).flatMap { BinaryValue.date(cell.dataType, $0) } ?? cell.decode(Date?.self)
+    }
+}
 
-    private static func uuid(_ cell: PostgresCell) -> UUID? {
-        binary(cell, .uuid, length: 16)?.withUnsafeReadableBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+/// The binary forms of `uuid`, `int2`/`int4`/`int8` (as an `Int`), `timestamptz`, `bool`,
+/// `text` and `varchar`, read from a value's bytes to the values PostgresNIO makes of them
+/// (`RowReaderTests` and `RecordReaderTests` compare them). Each is nil when the type or the
+/// length is not its own.
+enum BinaryValue {
+    /// PostgreSQL's epoch, as the driver counts `timestamptz` from it.
+    private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
+
+    static func uuid(_ type: PostgresDataType, _ bytes: ByteBuffer) -> UUID? {
+        guard type == .uuid, bytes.readableBytes == 16 else { return nil }
+        return bytes.withUnsafeReadableBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
     }
 
-    private static func integer(_ cell: PostgresCell) -> Int? {
-        guard cell.format == .binary, let bytes = cell.bytes else { return nil }
-        switch (cell.dataType, bytes.readableBytes) {
+    static func integer(_ type: PostgresDataType, _ bytes: ByteBuffer) -> Int? {
+        switch (type, bytes.readableBytes) {
         case (.int8, 8): return bytes.getInteger(at: bytes.readerIndex, as: Int64.self).map(Int.init)
         case (.int4, 4): return bytes.getInteger(at: bytes.readerIndex, as: Int32.self).map(Int.init)
         case (.int2, 2): return bytes.getInteger(at: bytes.readerIndex, as: Int16.self).map(Int.init)
@@ -90,15 +110,15 @@ extension RowReader {
 
     /// Microseconds from PostgreSQL's epoch, made a date by the driver's own arithmetic (so the
     /// same bits: dates read here are compared with dates the driver read).
-    private static func date(_ cell: PostgresCell) -> Date? {
-        guard let bytes = binary(cell, .timestamptz, length: 8),
+    static func date(_ type: PostgresDataType, _ bytes: ByteBuffer) -> Date? {
+        guard type == .timestamptz, bytes.readableBytes == 8,
             let microseconds = bytes.getInteger(at: bytes.readerIndex, as: Int64.self)
         else { return nil }
         return Date(timeInterval: Double(microseconds) / Double(1_000_000), since: postgresEpoch)
     }
 
-    private static func bool(_ cell: PostgresCell) -> Bool? {
-        guard let bytes = binary(cell, .bool, length: 1) else { return nil }
+    static func bool(_ type: PostgresDataType, _ bytes: ByteBuffer) -> Bool? {
+        guard type == .bool, bytes.readableBytes == 1 else { return nil }
         switch bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) {
         case 0: return false
         case 1: return true
@@ -106,9 +126,8 @@ extension RowReader {
         }
     }
 
-    private static func string(_ cell: PostgresCell) -> String? {
-        guard cell.format == .binary, cell.dataType == .text || cell.dataType == .varchar, let bytes = cell.bytes
-        else { return nil }
+    static func string(_ type: PostgresDataType, _ bytes: ByteBuffer) -> String? {
+        guard type == .text || type == .varchar else { return nil }
         return bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes)
     }
 }

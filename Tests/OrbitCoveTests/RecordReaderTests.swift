@@ -1,0 +1,86 @@
+import Foundation
+import OrbitCoveInfra
+import PostgresNIO
+import Testing
+
+/// `RecordReader` reads a row written as one record (`ROW(a, b, …)`) field by field: each field
+/// must come out as the driver decodes the same value sent as a column of its own (dates to the
+/// bit), and a record read as something it is not must fail rather than misread.
+@Suite struct RecordReaderTests {
+    @Test func itReadsWhatTheDriverReadsForRandomValues() async throws {
+        try await withTestDatabase { database in
+            var random = SplitMix64(seed: 20_261_130)
+            for round in 0..<200 {
+                let id = UUID()
+                let big = Int64(bitPattern: random.next())
+                let int = Int32(truncatingIfNeeded: random.next())
+                let small = Int16(truncatingIfNeeded: random.next())
+                // Any microsecond within some 6,300 years of 2000 (inside PostgreSQL's range, and
+                // far past 2^53 microseconds, where the division rounds), and its infinities.
+                let microseconds =
+                    round == 0 ? 0 : Int64(bitPattern: random.next()) % 200_000_000_000_000_000
+                let flag = random.next() % 2 == 0
+                let text = RowReaderTests.text(&random)
+                // The same values twice: as one record, then as columns of their own.
+                let at = "'2000-01-01 00:00:00+00'::timestamptz + \(microseconds) * interval '1 microsecond'"
+                let rows = try await database.systemQuery(
+                    """
+                    SELECT ROW(\(id)::uuid, NULL::uuid, \(big)::int8, \(int)::int4, \(small)::int2,
+                               \(unescaped: at), NULL::timestamptz, 'infinity'::timestamptz,
+                               '-infinity'::timestamptz, \(flag)::bool, \(text)::text, \(text)::varchar, NULL::text,
+                               ''::text, NULL::bool, NULL::int4),
+                           \(id)::uuid, NULL::uuid, \(big)::int8, \(int)::int4, \(small)::int2, \(unescaped: at),
+                           NULL::timestamptz, 'infinity'::timestamptz, '-infinity'::timestamptz, \(flag)::bool,
+                           \(text)::text, \(text)::varchar
+                    """)
+                let row = try #require(rows.first)
+                let cells = row.makeRandomAccess()
+                var fields = try RecordReader(row)
+                #expect(try fields.next() as UUID == (try cells[1].decode(UUID.self)))
+                #expect(try fields.next() as UUID? == nil)
+                #expect(try fields.next() as Int == (try cells[3].decode(Int.self)))
+                #expect(try fields.next() as Int == (try cells[4].decode(Int.self)))
+                #expect(try fields.next() as Int? == (try cells[5].decode(Int?.self)))
+                let date: Date = try fields.next()
+                #expect(
+                    date.timeIntervalSinceReferenceDate.bitPattern
+                        == (try cells[6].decode(Date.self)).timeIntervalSinceReferenceDate.bitPattern)
+                #expect(try fields.next() as Date? == nil)
+                #expect(try fields.next() as Date == (try cells[8].decode(Date.self)))
+                #expect(try fields.next() as Date? == (try cells[9].decode(Date?.self)))
+                #expect(try fields.next() as Bool == (try cells[10].decode(Bool.self)))
+                #expect(try fields.next() as String == (try cells[11].decode(String.self)))
+                #expect(try fields.next() as String? == (try cells[12].decode(String?.self)))
+                #expect(try fields.next() as String? == nil)
+                #expect(try fields.next() as String == "")
+                #expect(try fields.next() as Bool? == nil)
+                #expect(try fields.next() as Int? == nil)
+                #expect(big == Int64(try cells[3].decode(Int.self)))
+                #expect(throws: RecordReaderError.tooFewFields(16)) { try fields.next() as Int? }
+            }
+        }
+    }
+
+    /// A field read as another type, `NULL` where a value must be, a record too short, or a column
+    /// that is not a record: each an error naming the field, never a value from the wrong bytes.
+    @Test func aRecordReadAsSomethingElseFails() async throws {
+        try await withTestDatabase { database in
+            let rows = try await database.systemQuery(
+                """
+                SELECT ROW(7::int4, 'x'::text, 7::numeric, NULL::uuid, 1.5::float8, 'x'::name), 7::int4
+                """)
+            let row = try #require(rows.first)
+            var fields = try RecordReader(row)
+            #expect(throws: RecordReaderError.unexpectedType(field: 0, found: .int4)) { try fields.next() as Date }
+            #expect(throws: RecordReaderError.unexpectedType(field: 1, found: .text)) { try fields.next() as UUID }
+            #expect(throws: RecordReaderError.unexpectedType(field: 2, found: .numeric)) { try fields.next() as Int }
+            #expect(throws: RecordReaderError.unexpectedNull(field: 3)) { try fields.next() as UUID }
+            #expect(throws: RecordReaderError.unexpectedType(field: 4, found: .float8)) { try fields.next() as Int? }
+            #expect(throws: RecordReaderError.unexpectedType(field: 5, found: .name)) { try fields.next() as String }
+            #expect(throws: RecordReaderError.tooFewFields(6)) { try fields.next() as String? }
+            // The second column is not a record.
+            let cells = row.makeRandomAccess()
+            #expect(throws: RecordReaderError.notARecord(.int4)) { try RecordReader(cells[1]) }
+        }
+    }
+}
