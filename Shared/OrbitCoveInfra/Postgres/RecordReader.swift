@@ -63,7 +63,9 @@ package struct RecordReader {
         field += 1
         let type = PostgresDataType(oid)
         if length < 0 { return nil }
-        guard let value = bytes.readSlice(length: Int(length)) else { throw RecordReaderError.malformed(field: field - 1) }
+        guard let value = bytes.readSlice(length: Int(length)) else {
+            throw RecordReaderError.malformed(field: field - 1)
+        }
         guard let read = read(type, value) else {
             throw RecordReaderError.unexpectedType(field: field - 1, found: type)
         }
