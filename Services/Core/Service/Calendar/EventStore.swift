@@ -38,6 +38,21 @@ struct EventStore: Sendable {
             {
                 rows.append(try events.decode(row))
             }
+            // An instance moved into the window from beyond its series' reach (a series that
+            // ended, or starts, outside it) is shown through its series, which the statement
+            // above did not find: read those series by id (rarely any).
+            let series = Set(rows.lazy.filter(\.isSeries).map(\.id))
+            let absent = Set(rows.lazy.compactMap(\.parentId)).subtracting(series)
+            if !absent.isEmpty {
+                for try await row in try await connection.query(
+                    """
+                    SELECT \(unescaped: EventRecord.columns) FROM events e
+                    WHERE e.id = ANY(\(Array(absent))) AND e.community_id = \(community) AND e.deleted_at IS NULL
+                    """, logger: logger)
+                {
+                    rows.append(try events.decode(row))
+                }
+            }
             // Answers to overrides moved into the window from far away are keyed far away.
             let moved = rows.compactMap(\.recurrenceId)
             let answers = try await Self.answers(
