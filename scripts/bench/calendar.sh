@@ -57,17 +57,26 @@ COLUMNS="e.id, e.sequence, e.updated_at, e.community_id, e.created_by, e.title, 
     e.location_address, e.category::text, e.attachments::text, e.rsvp_deadline, e.capacity, e.recurrence_rule,
     e.exception_dates, e.recurrence_parent_id, e.recurrence_id, e.overridden_fields, e.cancelled_at IS NOT NULL,
     e.created_at"
-EVENTS_WHERE="e.community_id = :community AND e.deleted_at IS NULL AND e.starts_at < :to
+EVENTS_WHERE="e.community_id = :community AND e.deleted_at IS NULL
       AND CASE
-          WHEN e.recurrence_parent_id IS NOT NULL THEN e.starts_at >= :reach
+          WHEN e.recurrence_parent_id IS NOT NULL THEN (e.starts_at >= :reach AND e.starts_at < :to)
               OR (e.recurrence_id >= :reach AND e.recurrence_id < :to)
-          WHEN e.recurrence_rule IS NOT NULL THEN e.recurrence_end IS NULL OR e.recurrence_end >= :reach
-          ELSE e.starts_at >= :reach
+          WHEN e.recurrence_rule IS NOT NULL THEN e.starts_at < :to
+              AND (e.recurrence_end IS NULL OR e.recurrence_end >= :reach)
+          ELSE e.starts_at >= :reach AND e.starts_at < :to AND (e.starts_at >= :from OR e.ends_at > :from)
       END"
-# The answers statements bind the ids the first one found (series and single events).
-IDS=$(owner_psql -v community="'$COMMUNITY'" -v to="'$TO'" -v reach="'$REACH'" <<SQL
-SELECT '{' || string_agg(e.id::text, ',') || '}' FROM events e
-WHERE $EVENTS_WHERE AND e.recurrence_parent_id IS NULL;
+# The answers statement binds the ids the first one found (series and single events), and the
+# earliest instance start the window can show: each series' instances from as long before the
+# window as they last, and a day more (EventRecord.instanceReach); overrides where their
+# instance was.
+read -r IDS ANSWERS_FROM < <(owner_psql -F ' ' -v community="'$COMMUNITY'" -v from="'$FROM'" -v to="'$TO'" -v reach="'$REACH'" <<SQL
+SELECT '{' || string_agg(e.id::text, ',') FILTER (WHERE e.recurrence_parent_id IS NULL) || '}',
+       to_char(least(
+           min(:from::timestamptz - greatest(coalesce(e.ends_at - e.starts_at, interval '0'), interval '0')
+               - interval '1 day') FILTER (WHERE e.recurrence_rule IS NOT NULL AND e.recurrence_parent_id IS NULL),
+           min(e.recurrence_id), :from::timestamptz) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+FROM events e
+WHERE $EVENTS_WHERE;
 SQL
 )
 cat >"$work/window.sql" <<SQL
@@ -82,7 +91,7 @@ FROM event_instance_counts c
 LEFT JOIN rsvps r ON r.user_id = :user_id::uuid AND r.event_id = ANY(:ids::uuid[])
     AND r.event_id = c.event_id AND coalesce(r.recurrence_id, '-infinity') = coalesce(c.recurrence_id, '-infinity')
 WHERE c.event_id = ANY(:ids::uuid[])
-  AND (c.recurrence_id IS NULL OR (c.recurrence_id >= :reach AND c.recurrence_id < :to));
+  AND (c.recurrence_id IS NULL OR (c.recurrence_id >= :answers_from AND c.recurrence_id < :to));
 COMMIT;
 SQL
 
@@ -124,11 +133,13 @@ for round in $(seq "$ROUNDS"); do
         | grep '^client=' | tee -a "$results"
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M extended \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
-        -D to="$TO" -D reach="$REACH" -D ids="$IDS" -f "$work/window.sql" orbitcove 2>/dev/null \
+        -D from="$FROM" -D to="$TO" -D reach="$REACH" -D answers_from="$ANSWERS_FROM" -D ids="$IDS" \
+        -f "$work/window.sql" orbitcove 2>/dev/null \
         | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }' | tee -a "$results"
     "$(swift build -c release --show-bin-path)/orbitcove-sql-bench" --script "$work/window.sql" \
-        --set user_id="$USER_ID" --set community="$COMMUNITY" --set to="$TO" --set reach="$REACH" --set ids="$IDS" \
+        --set user_id="$USER_ID" --set community="$COMMUNITY" --set from="$FROM" --set to="$TO" --set reach="$REACH" \
+        --set answers_from="$ANSWERS_FROM" --set ids="$IDS" \
         --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio | tee -a "$results"
     wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/feed.lua" http://127.0.0.1:8080 \
         | grep '^client=' | tee -a "$results"

@@ -52,6 +52,12 @@ struct EventRecord: Sendable {
         }
     }
 
+    /// How long before a window one of the series' instances can start and still run into it:
+    /// its length, and a day more for an instance that grows across a change of clocks.
+    var instanceReach: TimeInterval {
+        max(endsAt.map { $0.timeIntervalSince(startsAt) } ?? 0, 0) + 86_400
+    }
+
     /// Whether `start` is an instance the rule generates (removed ones included).
     func generates(_ start: Date) -> Bool {
         guard let expansion = expansion(withExceptions: false) else { return false }

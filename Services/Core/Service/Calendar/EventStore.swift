@@ -32,7 +32,9 @@ struct EventStore: Sendable {
                           OR (e.recurrence_id >= \(reach) AND e.recurrence_id < \(window.upperBound))
                       WHEN e.recurrence_rule IS NOT NULL THEN e.starts_at < \(window.upperBound)
                           AND (e.recurrence_end IS NULL OR e.recurrence_end >= \(reach))
+                      -- A single event in the window, or running into it.
                       ELSE e.starts_at >= \(reach) AND e.starts_at < \(window.upperBound)
+                          AND (e.starts_at >= \(window.lowerBound) OR e.ends_at > \(window.lowerBound))
                   END
                 """, logger: logger)
             {
@@ -53,10 +55,14 @@ struct EventStore: Sendable {
                     rows.append(try events.decode(row))
                 }
             }
-            // Answers to overrides moved into the window from far away are keyed far away.
+            // The answers to every instance the window can show: a series' from as long before
+            // the window as its instances last (``EventWindow``'s expansion), an override's where
+            // its instance was (moved into the window from far away, keyed far away).
             let moved = rows.compactMap(\.recurrenceId)
+            let earliest = rows.lazy.filter(\.isSeries).map { window.lowerBound.addingTimeInterval(-$0.instanceReach) }
             let answers = try await Self.answers(
-                to: Array(rows.lazy.filter { !$0.isOverride }.map(\.id)), from: min(reach, moved.min() ?? reach),
+                to: Array(rows.lazy.filter { !$0.isOverride }.map(\.id)),
+                from: min(earliest.min() ?? window.lowerBound, moved.min() ?? window.lowerBound),
                 before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
                 viewer: viewer, on: connection, logger: logger)
             let assembly = EventWindow(

@@ -61,10 +61,9 @@ struct EventWindow {
     ) throws {
         guard series.rule != nil else { return }
         // Instances that started before the window may still be running in it.
-        let reach = max(series.endsAt.map { $0.timeIntervalSince(series.startsAt) } ?? 0, 0) + 86_400
         let starts = expansions.starts(
             of: series.id, sequence: series.sequence, updatedAt: series.updatedAt,
-            in: window.lowerBound.addingTimeInterval(-reach)..<window.upperBound, most: limit + 1
+            in: window.lowerBound.addingTimeInterval(-series.instanceReach)..<window.upperBound, most: limit + 1
         ) { series.expansion() }
         let generated = series.generatedInstances
         let answered = answers.answers(to: series.id)
