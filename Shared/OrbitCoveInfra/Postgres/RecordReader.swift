@@ -49,13 +49,13 @@ package struct RecordReader {
     package mutating func next() throws -> Date { try value(BinaryValue.date) }
     package mutating func next() throws -> Date? { try optional(BinaryValue.date) }
 
-    private mutating func value<Value>(_ read: (PostgresDataType, ByteBuffer) -> Value?) throws -> Value {
+    private mutating func value<Value>(_ read: BinaryValue.Read<Value>) throws -> Value {
         guard let value = try optional(read) else { throw RecordReaderError.unexpectedNull(field: field - 1) }
         return value
     }
 
     /// The next field: its type's oid, its length (-1 for `NULL`), its bytes.
-    private mutating func optional<Value>(_ read: (PostgresDataType, ByteBuffer) -> Value?) throws -> Value? {
+    private mutating func optional<Value>(_ read: BinaryValue.Read<Value>) throws -> Value? {
         guard remaining > 0 else { throw RecordReaderError.tooFewFields(field) }
         guard let oid = bytes.readInteger(as: UInt32.self), let length = bytes.readInteger(as: Int32.self)
         else { throw RecordReaderError.malformed(field: field) }
@@ -63,13 +63,13 @@ package struct RecordReader {
         field += 1
         let type = PostgresDataType(oid)
         if length < 0 { return nil }
-        guard let value = bytes.readSlice(length: Int(length)) else {
-            throw RecordReaderError.malformed(field: field - 1)
-        }
-        guard let read = read(type, value) else {
-            throw RecordReaderError.unexpectedType(field: field - 1, found: type)
-        }
-        return read
+        // Read in place, without a slice of the buffer (a retain and release per field).
+        let (start, count) = (bytes.readerIndex, Int(length))
+        guard count <= bytes.readableBytes else { throw RecordReaderError.malformed(field: field - 1) }
+        let value = read(type, bytes, start, count)
+        bytes.moveReaderIndex(forwardBy: count)
+        guard let value else { throw RecordReaderError.unexpectedType(field: field - 1, found: type) }
+        return value
     }
 }
 

@@ -50,85 +50,92 @@ package struct RowReader {
 // MARK: - The common binary forms, read in place
 
 extension RowReader {
-    /// The cell's bytes when they are in binary; nil otherwise (an SQL `NULL` too: the driver
-    /// decides what that means).
-    private static func binary(_ cell: PostgresCell) -> ByteBuffer? {
-        cell.format == .binary ? cell.bytes : nil
+    /// The cell's value read by `read` when it is in binary; nil otherwise (an SQL `NULL` too:
+    /// the driver decides what that means).
+    private static func inPlace<Value>(_ cell: PostgresCell, _ read: BinaryValue.Read<Value>) -> Value? {
+        guard cell.format == .binary, let bytes = cell.bytes else { return nil }
+        return read(cell.dataType, bytes, bytes.readerIndex, bytes.readableBytes)
     }
 
     // Each type read in place when it can be, by the driver otherwise (its values, its errors).
     private static func read(_ cell: PostgresCell) throws -> UUID {
-        try binary(cell).flatMap { BinaryValue.uuid(cell.dataType, $0) } ?? cell.decode(UUID.self)
+        try inPlace(cell, BinaryValue.uuid) ?? cell.decode(UUID.self)
     }
     private static func read(_ cell: PostgresCell) throws -> UUID? {
-        try binary(cell).flatMap { BinaryValue.uuid(cell.dataType, $0) } ?? cell.decode(UUID?.self)
+        try inPlace(cell, BinaryValue.uuid) ?? cell.decode(UUID?.self)
     }
     private static func read(_ cell: PostgresCell) throws -> String {
-        try binary(cell).flatMap { BinaryValue.string(cell.dataType, $0) } ?? cell.decode(String.self)
+        try inPlace(cell, BinaryValue.string) ?? cell.decode(String.self)
     }
     private static func read(_ cell: PostgresCell) throws -> String? {
-        try binary(cell).flatMap { BinaryValue.string(cell.dataType, $0) } ?? cell.decode(String?.self)
+        try inPlace(cell, BinaryValue.string) ?? cell.decode(String?.self)
     }
     private static func read(_ cell: PostgresCell) throws -> Int {
-        try binary(cell).flatMap { BinaryValue.integer(cell.dataType, $0) } ?? cell.decode(Int.self)
+        try inPlace(cell, BinaryValue.integer) ?? cell.decode(Int.self)
     }
     private static func read(_ cell: PostgresCell) throws -> Int? {
-        try binary(cell).flatMap { BinaryValue.integer(cell.dataType, $0) } ?? cell.decode(Int?.self)
+        try inPlace(cell, BinaryValue.integer) ?? cell.decode(Int?.self)
     }
     private static func read(_ cell: PostgresCell) throws -> Bool {
-        try binary(cell).flatMap { BinaryValue.bool(cell.dataType, $0) } ?? cell.decode(Bool.self)
+        try inPlace(cell, BinaryValue.bool) ?? cell.decode(Bool.self)
     }
     private static func read(_ cell: PostgresCell) throws -> Date {
-        try binary(cell).flatMap { BinaryValue.date(cell.dataType, $0) } ?? cell.decode(Date.self)
+        try inPlace(cell, BinaryValue.date) ?? cell.decode(Date.self)
     }
     private static func read(_ cell: PostgresCell) throws -> Date? {
-        try binary(cell).flatMap { BinaryValue.date(cell.dataType, $0) } ?? cell.decode(Date?.self)
+        try inPlace(cell, BinaryValue.date) ?? cell.decode(Date?.self)
     }
 }
 
 /// The binary forms of `uuid`, `int2`/`int4`/`int8` (as an `Int`), `timestamptz`, `bool`,
-/// `text` and `varchar`, read from a value's bytes to the values PostgresNIO makes of them
-/// (`RowReaderTests` and `RecordReaderTests` compare them). Each is nil when the type or the
-/// length is not its own.
+/// `text` and `varchar`, read from `length` bytes at `index` to the values PostgresNIO makes
+/// of them (`RowReaderTests` and `RecordReaderTests` compare them). Each is nil when the type or
+/// the length is not its own.
 enum BinaryValue {
+    /// How a value of one type is read: its type, the bytes it is in, where it starts, how long.
+    typealias Read<Value> = (PostgresDataType, ByteBuffer, _ at: Int, _ length: Int) -> Value?
+
     /// PostgreSQL's epoch, as the driver counts `timestamptz` from it.
     private static let postgresEpoch = Date(timeIntervalSince1970: 946_684_800)
 
-    static func uuid(_ type: PostgresDataType, _ bytes: ByteBuffer) -> UUID? {
-        guard type == .uuid, bytes.readableBytes == 16 else { return nil }
-        return bytes.withUnsafeReadableBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    static func uuid(_ type: PostgresDataType, _ bytes: ByteBuffer, at index: Int, length: Int) -> UUID? {
+        guard type == .uuid, length == 16, index >= bytes.readerIndex, index + 16 <= bytes.writerIndex else {
+            return nil
+        }
+        return bytes.withUnsafeReadableBytes { all in
+            UUID(uuid: all.loadUnaligned(fromByteOffset: index - bytes.readerIndex, as: uuid_t.self))
+        }
     }
 
-    static func integer(_ type: PostgresDataType, _ bytes: ByteBuffer) -> Int? {
-        switch (type, bytes.readableBytes) {
-        case (.int8, 8): return bytes.getInteger(at: bytes.readerIndex, as: Int64.self).map(Int.init)
-        case (.int4, 4): return bytes.getInteger(at: bytes.readerIndex, as: Int32.self).map(Int.init)
-        case (.int2, 2): return bytes.getInteger(at: bytes.readerIndex, as: Int16.self).map(Int.init)
+    static func integer(_ type: PostgresDataType, _ bytes: ByteBuffer, at index: Int, length: Int) -> Int? {
+        switch (type, length) {
+        case (.int8, 8): return bytes.getInteger(at: index, as: Int64.self).map(Int.init)
+        case (.int4, 4): return bytes.getInteger(at: index, as: Int32.self).map(Int.init)
+        case (.int2, 2): return bytes.getInteger(at: index, as: Int16.self).map(Int.init)
         default: return nil
         }
     }
 
     /// Microseconds from PostgreSQL's epoch, made a date by the driver's own arithmetic (so the
     /// same bits: dates read here are compared with dates the driver read).
-    static func date(_ type: PostgresDataType, _ bytes: ByteBuffer) -> Date? {
-        guard type == .timestamptz, bytes.readableBytes == 8,
-            let microseconds = bytes.getInteger(at: bytes.readerIndex, as: Int64.self)
+    static func date(_ type: PostgresDataType, _ bytes: ByteBuffer, at index: Int, length: Int) -> Date? {
+        guard type == .timestamptz, length == 8, let microseconds = bytes.getInteger(at: index, as: Int64.self)
         else { return nil }
         return Date(timeInterval: Double(microseconds) / Double(1_000_000), since: postgresEpoch)
     }
 
-    static func bool(_ type: PostgresDataType, _ bytes: ByteBuffer) -> Bool? {
-        guard type == .bool, bytes.readableBytes == 1 else { return nil }
-        switch bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) {
+    static func bool(_ type: PostgresDataType, _ bytes: ByteBuffer, at index: Int, length: Int) -> Bool? {
+        guard type == .bool, length == 1 else { return nil }
+        switch bytes.getInteger(at: index, as: UInt8.self) {
         case 0: return false
         case 1: return true
         default: return nil
         }
     }
 
-    static func string(_ type: PostgresDataType, _ bytes: ByteBuffer) -> String? {
+    static func string(_ type: PostgresDataType, _ bytes: ByteBuffer, at index: Int, length: Int) -> String? {
         guard type == .text || type == .varchar else { return nil }
-        return bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes)
+        return bytes.getString(at: index, length: length)
     }
 }
 
