@@ -11,16 +11,7 @@ import Testing
         try await withTestDatabase { database in
             var random = SplitMix64(seed: 20_261_130)
             for round in 0..<200 {
-                let id = UUID()
-                let big = Int64(bitPattern: random.next())
-                let int = Int32(truncatingIfNeeded: random.next())
-                let small = Int16(truncatingIfNeeded: random.next())
-                // Any microsecond within some 6,300 years of 2000 (inside PostgreSQL's range, and
-                // far past 2^53 microseconds, where the division rounds), and its infinities.
-                let microseconds =
-                    round == 0 ? 0 : Int64(bitPattern: random.next()) % 200_000_000_000_000_000
-                let flag = random.next() % 2 == 0
-                let text = RowReaderTests.text(&random)
+                let (id, big, int, small, microseconds, flag, text) = RandomValues(&random, round: round).values
                 // The same values twice: as one record, then as columns of their own.
                 let at = "'2000-01-01 00:00:00+00'::timestamptz + \(microseconds) * interval '1 microsecond'"
                 let rows = try await database.systemQuery(

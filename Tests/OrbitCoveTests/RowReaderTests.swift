@@ -13,16 +13,7 @@ import Testing
         try await withTestDatabase { database in
             var random = SplitMix64(seed: 20_261_129)
             for round in 0..<200 {
-                let id = UUID()
-                let big = Int64(bitPattern: random.next())
-                let int = Int32(truncatingIfNeeded: random.next())
-                let small = Int16(truncatingIfNeeded: random.next())
-                // Any microsecond within some 6,300 years of 2000 (inside PostgreSQL's range, and far
-                // past 2^53 microseconds, where the division rounds), and below, its infinities.
-                let microseconds =
-                    round == 0 ? 0 : Int64(bitPattern: random.next()) % 200_000_000_000_000_000
-                let flag = random.next() % 2 == 0
-                let text = Self.text(&random)
+                let (id, big, int, small, microseconds, flag, text) = RandomValues(&random, round: round).values
                 let rows = try await database.systemQuery(
                     """
                     SELECT \(id)::uuid AS id, NULL::uuid AS none, \(big)::int8 AS big, \(int)::int4 AS int,
@@ -98,6 +89,25 @@ import Testing
             #expect(try reader.next() as String == "00000000-0000-0000-0000-00000000002A")
             #expect(throws: RowReaderError.self) { try reader.next() as Int }
         }
+    }
+
+}
+
+/// A row's worth of random values for the readers' tests: an id, integers of each width, a
+/// moment, a flag and some text.
+struct RandomValues {
+    let values: (id: UUID, big: Int64, int: Int32, small: Int16, microseconds: Int64, flag: Bool, text: String)
+
+    init(_ random: inout SplitMix64, round: Int) {
+        let (big, int, small) = (
+            Int64(bitPattern: random.next()), Int32(truncatingIfNeeded: random.next()),
+            Int16(truncatingIfNeeded: random.next())
+        )
+        // Any microsecond within some 6,300 years of 2000 (inside PostgreSQL's range, and far
+        // past 2^53 microseconds, where the division rounds); the first round, the epoch itself.
+        let microseconds = round == 0 ? 0 : Int64(bitPattern: random.next()) % 200_000_000_000_000_000
+        let flag = random.next() % 2 == 0
+        values = (UUID(), big, int, small, microseconds, flag, Self.text(&random))
     }
 
     /// Text of up to 40 characters from ASCII, accented Latin, CJK and emoji.
