@@ -11,7 +11,9 @@ import Testing
         try await withTestDatabase { database in
             var random = SplitMix64(seed: 20_261_130)
             for round in 0..<200 {
-                let (id, big, int, small, microseconds, flag, text) = RandomValues(&random, round: round).values
+                let values = RandomValues(&random, round: round)
+                let (id, big, int, small) = (values.id, values.big, values.int, values.small)
+                let (microseconds, flag, text) = (values.microseconds, values.flag, values.text)
                 // The same values twice: as one record, then as columns of their own.
                 let at = "'2000-01-01 00:00:00+00'::timestamptz + \(microseconds) * interval '1 microsecond'"
                 let rows = try await database.systemQuery(
@@ -73,5 +75,29 @@ import Testing
             let cells = row.makeRandomAccess()
             #expect(throws: RecordReaderError.notARecord(.int4)) { try RecordReader(cells[1]) }
         }
+    }
+
+    /// Bytes no server sends are refused, not read past: a field count below zero, a header cut
+    /// short, a length past the end or below -1, a uuid of fifteen bytes, a record in text.
+    @Test func bytesNoServerSendsAreRefused() throws {
+        func cell(_ bytes: [UInt8], format: PostgresFormat = .binary) -> PostgresCell {
+            PostgresCell(
+                bytes: ByteBuffer(bytes: bytes), dataType: .record, format: format, columnName: "row", columnIndex: 0)
+        }
+        func be32(_ value: Int32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+        let uuidType = be32(Int32(bitPattern: PostgresDataType.uuid.rawValue))
+        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader(cell(be32(-1))) }
+        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader(cell([0, 0])) }
+        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader(cell(be32(1), format: .text)) }
+        var cut = try RecordReader(cell(be32(1) + uuidType + [0, 0]))
+        #expect(throws: RecordReaderError.malformed(field: 0)) { try cut.next() as UUID }
+        var long = try RecordReader(cell(be32(1) + uuidType + be32(16) + Array(repeating: 7, count: 15)))
+        #expect(throws: RecordReaderError.malformed(field: 0)) { try long.next() as UUID }
+        var below = try RecordReader(cell(be32(1) + uuidType + be32(-2)))
+        #expect(throws: RecordReaderError.malformed(field: 0)) { try below.next() as UUID? }
+        var short = try RecordReader(cell(be32(1) + uuidType + be32(15) + Array(repeating: 7, count: 15)))
+        #expect(throws: RecordReaderError.unexpectedType(field: 0, found: .uuid)) { try short.next() as UUID }
+        var empty = try RecordReader(cell(be32(0)))
+        #expect(throws: RecordReaderError.tooFewFields(0)) { try empty.next() as Int? }
     }
 }

@@ -13,7 +13,9 @@ import Testing
         try await withTestDatabase { database in
             var random = SplitMix64(seed: 20_261_129)
             for round in 0..<200 {
-                let (id, big, int, small, microseconds, flag, text) = RandomValues(&random, round: round).values
+                let values = RandomValues(&random, round: round)
+                let (id, big, int, small) = (values.id, values.big, values.int, values.small)
+                let (microseconds, flag, text) = (values.microseconds, values.flag, values.text)
                 let rows = try await database.systemQuery(
                     """
                     SELECT \(id)::uuid AS id, NULL::uuid AS none, \(big)::int8 AS big, \(int)::int4 AS int,
@@ -89,30 +91,5 @@ import Testing
             #expect(try reader.next() as String == "00000000-0000-0000-0000-00000000002A")
             #expect(throws: RowReaderError.self) { try reader.next() as Int }
         }
-    }
-
-}
-
-/// A row's worth of random values for the readers' tests: an id, integers of each width, a
-/// moment, a flag and some text.
-struct RandomValues {
-    let values: (id: UUID, big: Int64, int: Int32, small: Int16, microseconds: Int64, flag: Bool, text: String)
-
-    init(_ random: inout SplitMix64, round: Int) {
-        let (big, int, small) = (
-            Int64(bitPattern: random.next()), Int32(truncatingIfNeeded: random.next()),
-            Int16(truncatingIfNeeded: random.next())
-        )
-        // Any microsecond within some 6,300 years of 2000 (inside PostgreSQL's range, and far
-        // past 2^53 microseconds, where the division rounds); the first round, the epoch itself.
-        let microseconds = round == 0 ? 0 : Int64(bitPattern: random.next()) % 200_000_000_000_000_000
-        let flag = random.next() % 2 == 0
-        values = (UUID(), big, int, small, microseconds, flag, Self.text(&random))
-    }
-
-    /// Text of up to 40 characters from ASCII, accented Latin, CJK and emoji.
-    static func text(_ random: inout SplitMix64) -> String {
-        let alphabet = Array("aZ 09\"\\'é ñ漢字カナ한글👩‍👧🎉\t")
-        return String((0..<Int(random.next() % 41)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
     }
 }

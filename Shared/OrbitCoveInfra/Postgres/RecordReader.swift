@@ -54,7 +54,8 @@ package struct RecordReader {
         return value
     }
 
-    /// The next field: its type's oid, its length (-1 for `NULL`), its bytes.
+    /// The next field: its type's oid, its length (-1 for `NULL`), its bytes. After a
+    /// `malformed` field the record cannot be read further.
     private mutating func optional<Value>(_ read: BinaryValue.Read<Value>) throws -> Value? {
         guard remaining > 0 else { throw RecordReaderError.tooFewFields(field) }
         guard let oid = bytes.readInteger(as: UInt32.self), let length = bytes.readInteger(as: Int32.self)
@@ -62,10 +63,10 @@ package struct RecordReader {
         remaining -= 1
         field += 1
         let type = PostgresDataType(oid)
-        if length < 0 { return nil }
+        if length == -1 { return nil }
         // Read in place, without a slice of the buffer (a retain and release per field).
         let (start, count) = (bytes.readerIndex, Int(length))
-        guard count <= bytes.readableBytes else { throw RecordReaderError.malformed(field: field - 1) }
+        guard count >= 0, count <= bytes.readableBytes else { throw RecordReaderError.malformed(field: field - 1) }
         let value = read(type, bytes, start, count)
         bytes.moveReaderIndex(forwardBy: count)
         guard let value else { throw RecordReaderError.unexpectedType(field: field - 1, found: type) }
@@ -83,6 +84,6 @@ package enum RecordReaderError: Error, Equatable {
     case unexpectedType(field: Int, found: PostgresDataType)
     /// A field that cannot be nil is `NULL`.
     case unexpectedNull(field: Int)
-    /// The bytes end inside a field.
+    /// The bytes end inside a field, or its length is not one PostgreSQL sends.
     case malformed(field: Int)
 }

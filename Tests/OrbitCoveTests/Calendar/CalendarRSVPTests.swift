@@ -553,67 +553,6 @@ import Testing
         }
     }
 
-    /// What runs into a window from before it comes with its answers and counts: a camp over two
-    /// nights, a series' weekend that started the day before, instances moved into the window
-    /// from two months earlier (its answers keyed by where it was) and from a series that starts
-    /// after it. What ended as the window begins, or before, is not in it.
-    @Test func whatRunsIntoTheWindowComesWithItsAnswers() async throws {
-        try await CoreHarness.run { api in
-            let coach = try await api.signIn("Coach")
-            let ada = try await api.signIn("Ada")
-            let club = try await api.community(by: coach)
-            try await api.join(ada, club, invitedBy: coach)
-            let events = "/api/v1/communities/\(club.id)/events"
-            let camp = try await api.createEvent(
-                in: club, by: coach,
-                #"{"title":"Camp","startsAt":"2031-06-01T08:00:00Z","endsAt":"2031-06-03T10:00:00Z"}"#)
-            let evening = try await api.createEvent(
-                in: club, by: coach,
-                #"{"title":"Evening","startsAt":"2031-06-01T20:00:00Z","endsAt":"2031-06-02T00:00:00Z"}"#)
-            let weekend = try await api.createEvent(
-                in: club, by: coach,
-                #"""
-                {"title":"Weekend","startsAt":"2031-05-25T09:00:00Z","endsAt":"2031-05-27T11:00:00Z",
-                 "recurrenceRule":"FREQ=WEEKLY;COUNT=3"}
-                """#)
-            let league = try await api.createEvent(
-                in: club, by: coach,
-                #"{"title":"League","startsAt":"2031-04-01T18:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=2"}"#)
-            let answers: [(CalendarEvent, String)] = [
-                (camp, #"{"status":"yes"}"#), (evening, #"{"status":"yes"}"#),
-                (weekend, #"{"status":"yes","recurrenceId":"2031-05-25T09:00:00Z"}"#),
-                (weekend, #"{"status":"yes","recurrenceId":"2031-06-01T09:00:00Z"}"#),
-                (league, #"{"status":"maybe","recurrenceId":"2031-04-01T18:00:00Z"}"#),
-            ]
-            for (event, answer) in answers {
-                #expect(try await api.call(.post, "\(events)/\(event.id)/rsvp", as: ada, json: answer).status == .ok)
-            }
-            let moved = try await api.call(
-                .patch, "\(events)/\(league.id)?recurrenceId=2031-04-01T18:00:00Z", as: coach,
-                json: #"{"startsAt":"2031-06-04T18:00:00Z"}"#)
-            #expect(moved.status == .ok)
-            // And one moved forward from a series that starts after the window.
-            let cup = try await api.createEvent(
-                in: club, by: coach,
-                #"{"title":"Cup","startsAt":"2031-08-05T10:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=2"}"#)
-            let early = try await api.call(
-                .patch, "\(events)/\(cup.id)?recurrenceId=2031-08-05T10:00:00Z", as: coach,
-                json: #"{"startsAt":"2031-06-05T10:00:00Z"}"#)
-            #expect(early.status == .ok)
-
-            let seen = try await api.window(club, "2031-06-02T00:00:00Z", "2031-06-09T00:00:00Z", as: ada)
-            #expect(seen.map(\.title) == ["Camp", "Weekend", "League", "Cup", "Weekend"])
-            #expect(
-                seen.map { utc($0.startsAt) } == [
-                    "2031-06-01T08:00:00Z", "2031-06-01T09:00:00Z", "2031-06-04T18:00:00Z", "2031-06-05T10:00:00Z",
-                    "2031-06-08T09:00:00Z",
-                ])
-            #expect(seen.map { $0.rsvp?.status } == [.yes, .yes, .maybe, nil, nil])
-            #expect(seen.map(\.attendance?.going) == [1, 1, 0, 0, 0])
-            #expect(seen.map(\.attendance?.maybe) == [0, 0, 1, 0, 0])
-        }
-    }
-
     /// The seed's matrix: members create events while the community allows it, edit their
     /// own, not others'; admins edit any; outsiders see nothing.
     @Test func theMatrixDecidesWhoWritesEvents() async throws {

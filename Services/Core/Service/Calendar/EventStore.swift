@@ -18,7 +18,9 @@ struct EventStore: Sendable {
     /// Every instance overlapping `window`, with the caller's answers and each one's counts.
     func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> CalendarWindow {
         try await database.transaction(userId: viewer) { connection in
-            let reach = window.lowerBound.addingTimeInterval(-EventInput.longest)
+            // As far back as an instance can start and still run into the window: the longest
+            // event, and the day `EventRecord.instanceReach` adds for a change of clocks.
+            let reach = window.lowerBound.addingTimeInterval(-EventInput.longest - 86_400)
             var rows: [EventRecord] = []
             for try await row in try await connection.query(
                 """
