@@ -222,9 +222,9 @@ package struct Database: Sendable {
     /// Runs `work` past the breaker, recording its outcome, and turns losing the database into
     /// a 503.
     private func guarded<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {
-        guard breaker.allowsCall() else { throw Self.unavailable }
-        inFlight.enter()
+        guard inFlight.enter() else { throw Self.unavailable }
         defer { inFlight.leave() }
+        guard breaker.allowsCall() else { throw Self.unavailable }
         do {
             let result = try await work()
             breaker.succeeded()
@@ -342,7 +342,7 @@ package struct Database: Sendable {
     /// idle poll), counted with the calls a cancelled pool waits for (``service(drainTimeout:)``).
     @discardableResult
     package func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        inFlight.enter()
+        guard inFlight.enter() else { throw Self.unavailable }
         defer { inFlight.leave() }
         return try await client.query(query, logger: logger).collect()
     }
@@ -485,13 +485,15 @@ private struct LeasedWork<Result>: @unchecked Sendable {
 }
 
 extension Database {
-    /// The pool as a part of a service group, in place of `client`. Shut down gracefully, it
-    /// stops as `client` does, in its turn after the parts that use it. Cancelled (a part
-    /// failed, or the group's task was cancelled: every part at once), it first lets the work
-    /// in flight finish, for up to `drainTimeout`: PostgresNIO's pool, cancelled under a
-    /// statement, closed its connection and left it waiting for ever, so a service whose parts
-    /// were cancelled together never stopped. The default outlasts `statement_timeout` (30 s):
-    /// a statement already sent runs to its end whatever its task's cancellation says.
+    /// The pool as a part of a service group, in place of `client`. However the group stops it
+    /// (graceful shutdown, in its turn after the parts that use it; or cancellation, every part
+    /// at once; or both, as a test harness does), it first lets the calls in flight finish, for
+    /// up to `drainTimeout`, then refuses new ones and stops the pool. PostgresNIO's pool, told
+    /// to stop, closes its connections under the statements running on them, and a statement
+    /// sent on a closed connection is never answered: a transaction's next statement or its
+    /// `ROLLBACK` waited for ever, and with it the service's shutdown. The default outlasts
+    /// `statement_timeout` (30 s): a statement already sent runs to its end whatever its
+    /// task's cancellation says.
     package func service(drainTimeout: Duration = .seconds(35)) -> some Service {
         PoolService(client: client, inFlight: inFlight, drainTimeout: drainTimeout)
     }
@@ -503,31 +505,56 @@ private struct PoolService: Service {
     let drainTimeout: Duration
 
     func run() async throws {
-        // An unstructured task does not share this task's cancellation, and keeps its task
-        // locals: graceful shutdown still reaches the pool (which stops on it) as before.
-        let pool = Task { await client.run() }
-        await withTaskCancellationHandler {
-            await pool.value
-        } onCancel: {
+        // Detached: the pool hears neither this task's cancellation nor its graceful shutdown
+        // (a task local, which `PostgresClient.run()` would obey at once), only `stop` below.
+        let pool = Task.detached { await client.run() }
+        let stop: @Sendable () -> Void = { [inFlight, drainTimeout] in
             Task {
-                await inFlight.drained(within: drainTimeout)
+                await inFlight.close(within: drainTimeout)
                 pool.cancel()
             }
+        }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await pool.value
+            } onGracefulShutdown: {
+                stop()
+            }
+        } onCancel: {
+            stop()
         }
     }
 }
 
-/// How many calls are using the pool.
+/// The calls using the pool, and whether it still takes new ones.
 private final class InFlight: Sendable {
-    private let count = Mutex(0)
+    private struct State {
+        var count = 0
+        var closed = false
+    }
+    private let state = Mutex(State())
 
-    func enter() { count.withLock { $0 += 1 } }
-    func leave() { count.withLock { $0 -= 1 } }
+    /// Counts a call in; false once the pool is closing, when the call must not lease.
+    func enter() -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.count += 1
+            return true
+        }
+    }
 
-    /// Returns when no call is in flight, or after `timeout`.
-    func drained(within timeout: Duration) async {
+    func leave() { state.withLock { $0.count -= 1 } }
+
+    /// Returns once no call is in flight, or after `timeout`, refusing new calls from then
+    /// on. Calls may begin while it waits (a cancelled relay releasing its claim).
+    func close(within timeout: Duration) async {
         let deadline = ContinuousClock.now + timeout
-        while count.withLock({ $0 }) > 0 && ContinuousClock.now < deadline {
+        while true {
+            let closed = state.withLock { state in
+                if state.count == 0 || ContinuousClock.now >= deadline { state.closed = true }
+                return state.closed
+            }
+            if closed { return }
             try? await Task.sleep(for: .milliseconds(10))
         }
     }

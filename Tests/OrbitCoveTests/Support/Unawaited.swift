@@ -1,0 +1,20 @@
+import Synchronization
+
+/// What `work`, run in a task of its own, ended with, once it has: a test reads it without
+/// awaiting the task, so a task that never ends fails the test instead of hanging it.
+final class Unawaited<Value: Sendable>: Sendable {
+    private let result = Mutex<Result<Value, any Error>?>(nil)
+
+    init(_ work: @escaping @Sendable () async throws -> Value) {
+        Task { [self] in
+            do {
+                let value = try await work()
+                result.withLock { $0 = .success(value) }
+            } catch {
+                result.withLock { $0 = .failure(error) }
+            }
+        }
+    }
+
+    var value: Result<Value, any Error>? { result.withLock { $0 } }
+}
