@@ -83,7 +83,7 @@ package struct Database: Sendable {
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await framed { connection, idempotency in
-            try await connection.withTransaction(logger: logger) { connection in
+            try await connection.inTransaction(logger: logger) { connection in
                 try await enter(scope, isolation: isolation, on: connection)
                 let result = try await body(connection)
                 // Last before the commit: a request holding an Idempotency-Key records
@@ -123,6 +123,8 @@ package struct Database: Sendable {
             // The key's mark, the statement and the COMMIT, each queued before the one before
             // it answers. The mark first: the closing statement writes (or fails, and nothing
             // is in), so the transaction is given its id for the mark to see it as writing.
+            // Queued on a closed connection, none would ever be answered.
+            try connection.ensureOpen()
             let mark: EventLoopFuture<PostgresQueryResult>? = idempotency.claim.map {
                 connection.query($0.markingBeforeTheWrite, logger: logger)
             }
@@ -229,10 +231,6 @@ package struct Database: Sendable {
             let result = try await work()
             breaker.succeeded()
             return result
-        } catch let error as PostgresTransactionError {
-            // The body's own error (an APIError, say) is what callers handle; the rollback that
-            // followed it is an implementation detail.
-            throw await settle(error.closureError ?? error.beginError ?? error.commitError ?? error)
         } catch {
             throw await settle(error)
         }
@@ -262,7 +260,7 @@ package struct Database: Sendable {
 
     /// Whether `error` says the database is gone (or going), rather than that a statement failed.
     static func meansUnreachable(_ error: any Error) -> Bool {
-        if error is ConnectionWaitExceeded { return true }
+        if error is ConnectionWaitExceeded || error is ConnectionClosed { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
         case .connectionError, .serverClosedConnection, .uncleanShutdown, .poolClosed, .clientClosedConnection:

@@ -14,8 +14,52 @@ extension PostgresConnection {
     package func run(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws {
+        try ensureOpen()
         for try await _ in try await self.query(query, logger: logger, file: file, line: line) {}
     }
+
+    /// PostgresNIO's `query`, refused at once on a connection that has closed. Calls that name
+    /// only the statement and the logger come here (Swift prefers the overload that fills no
+    /// default): PostgresNIO never answers a statement sent on a closed connection, so a
+    /// transaction whose connection PostgreSQL ended between two statements (a restart, a
+    /// failover) waited for ever (`ConnectionLossTests`).
+    @discardableResult
+    package func query(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        try ensureOpen()
+        return try await self.query(query, logger: logger, file: #fileID, line: #line)
+    }
+
+    /// Throws ``ConnectionClosed`` if the connection has closed. A close that lands between
+    /// this check and the statement reaching the connection's event loop is not caught: the
+    /// window is the hop to the loop, where the close was seen long before in every case met.
+    package func ensureOpen() throws {
+        if isClosed { throw ConnectionClosed() }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws
+    /// (unless the connection has closed, which ended the transaction already). PostgresNIO's
+    /// `withTransaction` sends its `COMMIT` or `ROLLBACK` on a closed connection too, and waits
+    /// for ever for the answer.
+    package func inTransaction<Result>(
+        logger: Logger, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await run("BEGIN", logger: logger)
+        let result: Result
+        do {
+            result = try await body(self)
+        } catch {
+            if !isClosed { _ = try? await query("ROLLBACK", logger: logger).collect() }
+            throw error
+        }
+        try await run("COMMIT", logger: logger)
+        return result
+    }
+}
+
+/// A statement was not sent: its connection had closed (PostgreSQL ended it, or the pool is
+/// stopping). The database may be back on the next connection, as after any lost connection.
+package struct ConnectionClosed: Error, CustomStringConvertible {
+    package var description: String { "the database connection has closed" }
 }
 
 /// A table whose rows are soft-deleted (`deleted_at`), for ``PostgresConnection/refusal(of:in:gone:logger:)``.

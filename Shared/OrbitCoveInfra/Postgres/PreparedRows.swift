@@ -21,6 +21,7 @@ extension PostgresConnection {
     package func query<Statement: PreparedRows>(
         _ statement: Statement, logger: Logger
     ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow> {
-        try await execute(statement, logger: logger)
+        try ensureOpen()
+        return try await execute(statement, logger: logger)
     }
 }

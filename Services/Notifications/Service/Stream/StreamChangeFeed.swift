@@ -121,7 +121,7 @@ package struct StreamChangeFeed: Service {
     private static func asSystem<Result: Sendable>(
         on connection: PostgresConnection, logger: Logger, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await connection.withTransaction(logger: logger) { connection in
+        try await connection.inTransaction(logger: logger) { connection in
             try await connection.run("SELECT set_config('app.system', 'on', true)", logger: logger)
             return try await body(connection)
         }
