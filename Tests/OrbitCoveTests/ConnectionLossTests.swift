@@ -31,7 +31,7 @@ import Testing
     @Test(arguments: Next.allCases)
     func aConnectionClosedBetweenStatementsEndsTheTransactionAtOnce(next: Next) async throws {
         try await withTestDatabase { database throws in
-            let ended = Unawaited {
+            let ended = Unawaited.start {
                 try await database.transaction(scope: .system) { connection in
                     try await Self.closedByTheServer(connection, database: database)
                     switch next {

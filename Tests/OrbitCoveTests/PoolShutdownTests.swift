@@ -11,28 +11,69 @@ import Testing
 /// statement, or its `ROLLBACK`, waited for ever, and so did the service's shutdown (a core
 /// whose test failed right after a write hung instead of failing).
 @Suite struct PoolShutdownTests {
-    @Test func aTransactionUnderWayFinishesBeforeThePoolStops() async throws {
-        try await Self.stopWhileATransactionRuns(cancellingTheGroup: false)
+    enum Stop: CaseIterable {
+        /// In its turn, after the parts that use it.
+        case gracefully
+        /// As when another part of the group fails: every part at once.
+        case byCancellation
+        /// As a test harness does when its body throws.
+        case both
     }
 
-    /// As when a service fails, or a test harness both shuts its group down and cancels it.
-    @Test func aTransactionUnderWayFinishesWhenTheGroupIsAlsoCancelled() async throws {
-        try await Self.stopWhileATransactionRuns(cancellingTheGroup: true)
+    @Test(arguments: Stop.allCases) func aTransactionUnderWayFinishesBeforeThePoolStops(stop: Stop) async throws {
+        try await Self.stopWhileATransactionRuns(stop)
     }
 
-    private static func stopWhileATransactionRuns(cancellingTheGroup: Bool) async throws {
+    /// A call still running when the drain's bound passes has its connection closed under it,
+    /// and ends with the `503` a client retries instead of waiting for ever.
+    @Test func aCallPastTheDrainsBoundEndsWith503() async throws {
+        let (database, group, stopped, _) = try Self.runningPool(drainTimeout: .seconds(1))
+        let begun = AtomicFlag()
+        let call = Unawaited.start {
+            try await database.transaction(scope: .system) { connection in
+                begun.set()
+                try await connection.run("SELECT pg_sleep(3)", logger: TestEnvironment.logger)
+                try await connection.run("SELECT 1", logger: TestEnvironment.logger)
+            }
+        }
+        #expect(try await eventually { begun.isSet })
+        let stopping = ContinuousClock.now
+        await group.triggerGracefulShutdown()
+        #expect(try await eventually(timeout: .seconds(10)) { stopped.isSet }, "the pool's service never stopped")
+        #expect(ContinuousClock.now - stopping < .seconds(2.5), "the service waited past the drain's bound")
+        #expect(try await eventually(timeout: .seconds(5)) { call.value != nil }, "the call never ended")
+        switch call.value {
+        case .failure(let error as APIError): #expect(error.status == .serviceUnavailable)
+        case .failure(let error): Issue.record("the call ended with \(String(reflecting: error))")
+        case .success: Issue.record("a statement cut off by the pool's stop succeeded")
+        case nil: break
+        }
+    }
+
+    /// A database whose pool runs alone in a service group, in a task of its own; the flag is
+    /// set once the group has stopped.
+    private static func runningPool(
+        drainTimeout: Duration = .seconds(35)
+    ) throws -> (Database, ServiceGroup, AtomicFlag, Task<Void, Never>) {
         let database = try Database(
             url: TestEnvironment.databaseURL, maxConnections: 2, connectionWait: .seconds(15),
             logger: TestEnvironment.logger)
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: database.service())], logger: TestEnvironment.logger))
+            configuration: .init(
+                services: [.init(service: database.service(drainTimeout: drainTimeout))],
+                logger: TestEnvironment.logger))
         let stopped = AtomicFlag()
         let running = Task {
             try? await group.run()
             stopped.set()
         }
+        return (database, group, stopped, running)
+    }
+
+    private static func stopWhileATransactionRuns(_ stop: Stop) async throws {
+        let (database, group, stopped, running) = try Self.runningPool()
         let begun = AtomicFlag()
-        let answer = Unawaited {
+        let answer = Unawaited.start {
             try await database.transaction(scope: .system) { connection in
                 begun.set()
                 try await connection.run("SELECT pg_sleep(0.5)", logger: TestEnvironment.logger)
@@ -42,8 +83,8 @@ import Testing
         }
         #expect(try await eventually { begun.isSet })
         try await Task.sleep(for: .milliseconds(100))  // The sleep is under way.
-        await group.triggerGracefulShutdown()
-        if cancellingTheGroup { running.cancel() }
+        if stop != .byCancellation { await group.triggerGracefulShutdown() }
+        if stop != .gracefully { running.cancel() }
 
         // Not awaited: a task that never ends would hang the test instead of failing it.
         #expect(try await eventually(timeout: .seconds(20)) { stopped.isSet }, "the pool's service never stopped")
@@ -55,7 +96,7 @@ import Testing
         }
 
         // Once stopped, a call is refused at once, as a busy database is.
-        let late = Unawaited { try await database.systemQuery("SELECT 1").count }
+        let late = Unawaited.start { try await database.systemQuery("SELECT 1").count }
         #expect(try await eventually(timeout: .seconds(5)) { late.value != nil })
         if case .success = late.value { Issue.record("a call after the pool stopped was answered") }
     }
@@ -65,7 +106,7 @@ import Testing
     /// three of these six hung in every run.
     @Test(.serialized, arguments: 1...6) func aCoreStoppedRightAfterItsWritesStops(run: Int) async throws {
         struct BodyFailed: Error {}
-        let ended = Unawaited {
+        let ended = Unawaited.start {
             try await CoreHarness.run { api in
                 let coach = try await api.signIn("Coach")
                 let ada = try await api.signIn("Ada")

@@ -8,8 +8,9 @@ import Testing
 
 /// A statement that fails while it runs fails its transaction, and nothing the transaction
 /// wrote stays. `PostgresConnection.query` returns as soon as a statement that yields rows has
-/// started; its error comes with the rows, so a caller that does not read them never sees it, and
-/// the `COMMIT` after it is turned by PostgreSQL into a rollback nobody is told of.
+/// started; its error comes with the rows, so a body that does not read them never sees it, and
+/// the `COMMIT` after it is turned by PostgreSQL into a rollback, which the transaction reports
+/// (`TransactionRolledBack`).
 @Suite struct StatementErrorTests {
     /// Fails at execution, not while being planned: `random()` is not folded into a constant.
     static let failsWhileRunning: PostgresQuery = "SELECT 1 / (random() * 0)::int"
@@ -38,17 +39,20 @@ import Testing
     }
 
     @Test func aStatementThatFailsWhileRunningFailsItsTransactionAndKeepsNothing() async throws {
-        try await withTestDatabase { database in
+        try await withTestDatabase { database throws in
             let queue = "test-statement-error-\(UUID().uuidString.prefix(8).lowercased())"
             let message = MessageEnvelope(
                 communityId: nil, actorId: nil,
                 data: CommunityCreated(communityId: UUID(), name: "Lost", createdBy: UUID()))
-            // Its rows unread, the failure is not seen: the transaction "succeeds" and keeps nothing.
-            let unseen = try await database.transaction(scope: .system) { connection in
-                let id = try await Outbox.enqueue(
-                    message, toQueueNamed: queue, on: connection, logger: TestEnvironment.logger)
-                try await connection.query(Self.failsWhileRunning, logger: TestEnvironment.logger)
-                return id
+            // Its rows unread, the body does not see the failure; the COMMIT, answered
+            // "ROLLBACK", tells the caller that nothing was kept.
+            let unseen = message.id
+            await #expect(throws: TransactionRolledBack.self) {
+                try await database.transaction(scope: .system) { connection in
+                    try await Outbox.enqueue(
+                        message, toQueueNamed: queue, on: connection, logger: TestEnvironment.logger)
+                    try await connection.query(Self.failsWhileRunning, logger: TestEnvironment.logger)
+                }
             }
             #expect(try await database.systemQuery("SELECT 1 FROM outbox WHERE id = \(unseen)").isEmpty)
             // Through `run`, the statement's error is the transaction's.

@@ -139,7 +139,7 @@ package struct MigrationRunner: Sendable {
         for migration in migrations where applied[migration.version] == nil {
             let started = ContinuousClock.now
             do {
-                try await connection.withTransaction(logger: logger) { transaction in
+                try await connection.inTransaction(logger: logger) { transaction in
                     for statement in SQLScript.statements(in: migration.sql) {
                         try await transaction.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
@@ -165,12 +165,6 @@ package struct MigrationRunner: Sendable {
 
     /// What PostgreSQL said, without the query's bound values.
     private static func serverMessage(of error: any Error) -> String {
-        var error = error
-        if let transactionError = error as? PostgresTransactionError,
-            let inner = transactionError.closureError ?? transactionError.beginError ?? transactionError.commitError
-        {
-            error = inner
-        }
         if let psqlError = error as? PSQLError, let message = psqlError.serverInfo?[.message] {
             return message
         }

@@ -9,7 +9,8 @@ extension PostgresConnection {
     /// `UPDATE … RETURNING`) has started; an error it raises while running travels with its rows.
     /// Left unread, that error surfaces only as the next statement's `25P02` ("current
     /// transaction is aborted"), or not at all when the next statement is the `COMMIT`, which
-    /// PostgreSQL then turns into a rollback the caller is never told of. Every statement whose
+    /// PostgreSQL then turns into a rollback (``inTransaction(logger:_:)`` throws
+    /// ``TransactionRolledBack`` for it, but cannot say which statement failed). Every statement whose
     /// rows are not read goes through here.
     package func run(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
@@ -22,7 +23,8 @@ extension PostgresConnection {
     /// only the statement and the logger come here (Swift prefers the overload that fills no
     /// default): PostgresNIO never answers a statement sent on a closed connection, so a
     /// transaction whose connection PostgreSQL ended between two statements (a restart, a
-    /// failover) waited for ever (`ConnectionLossTests`).
+    /// failover) waited for ever (`ConnectionLossTests`). The price of being preferred: a
+    /// `PSQLError` from here names this file and line, not the caller's (its query says which).
     @discardableResult
     package func query(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
         try ensureOpen()
@@ -35,31 +37,6 @@ extension PostgresConnection {
     package func ensureOpen() throws {
         if isClosed { throw ConnectionClosed() }
     }
-
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws
-    /// (unless the connection has closed, which ended the transaction already). PostgresNIO's
-    /// `withTransaction` sends its `COMMIT` or `ROLLBACK` on a closed connection too, and waits
-    /// for ever for the answer.
-    package func inTransaction<Result>(
-        logger: Logger, _ body: (PostgresConnection) async throws -> Result
-    ) async throws -> Result {
-        try await run("BEGIN", logger: logger)
-        let result: Result
-        do {
-            result = try await body(self)
-        } catch {
-            if !isClosed { _ = try? await query("ROLLBACK", logger: logger).collect() }
-            throw error
-        }
-        try await run("COMMIT", logger: logger)
-        return result
-    }
-}
-
-/// A statement was not sent: its connection had closed (PostgreSQL ended it, or the pool is
-/// stopping). The database may be back on the next connection, as after any lost connection.
-package struct ConnectionClosed: Error, CustomStringConvertible {
-    package var description: String { "the database connection has closed" }
 }
 
 /// A table whose rows are soft-deleted (`deleted_at`), for ``PostgresConnection/refusal(of:in:gone:logger:)``.

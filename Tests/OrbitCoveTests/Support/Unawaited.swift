@@ -5,15 +5,19 @@ import Synchronization
 final class Unawaited<Value: Sendable>: Sendable {
     private let result = Mutex<Result<Value, any Error>?>(nil)
 
-    init(_ work: @escaping @Sendable () async throws -> Value) {
-        Task { [self] in
+    private init() {}
+
+    static func start(_ work: @escaping @Sendable () async throws -> Value) -> Unawaited {
+        let unawaited = Unawaited()
+        Task {
             do {
                 let value = try await work()
-                result.withLock { $0 = .success(value) }
+                unawaited.result.withLock { $0 = .success(value) }
             } catch {
-                result.withLock { $0 = .failure(error) }
+                unawaited.result.withLock { $0 = .failure(error) }
             }
         }
+        return unawaited
     }
 
     var value: Result<Value, any Error>? { result.withLock { $0 } }
