@@ -111,8 +111,7 @@ import Testing
             try await CoreHarness.run { api in
                 let coach = try await api.signIn("Coach")
                 let ada = try await api.signIn("Ada")
-                let club = try await api.community(by: coach)
-                try await api.join(ada, club, invitedBy: coach)
+                let club = try await api.club(of: coach, with: [ada])
                 let events = "/api/v1/communities/\(club.id)/events"
                 let league = try await api.createEvent(
                     in: club, by: coach,
