@@ -209,6 +209,29 @@ import Testing
             #expect(try await harness.messages(about: dues.id).count == 2)
         }
     }
+
+    /// Dues owed by every member remind those who had joined by the due date, as core's
+    /// standings count them (`DuesJoiningTests`).
+    @Test func everyonesDuesRemindOnlyThoseWhoHadJoinedByTheDueDate() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben])
+            try await DuesJoiningTests.joined(daysAgo: 100, in: club, except: ben)
+            let dueDate = try #require(CivilDate(isoText: CareRoutes.today(in: "UTC"))?.adding(days: -10)).isoText
+            let dues = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/dues", as: coach,
+                json: #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"\#(dueDate)"}"#
+            ).data(Dues.self)
+            _ = try await Self.planned(harness, dues.id) { rows in rows.contains { $0.step == 14 } }
+            try await harness.settled(club)
+            try await harness.makeDue(dues.id, kind: "dues_reminder", step: 14)
+            let overdue = try await harness.fired(dues.id, kind: "dues_reminder")
+            #expect(Set(overdue.first?.recipients ?? []) == [coach.id, ada.id])
+        }
+    }
 }
 
 extension Date {

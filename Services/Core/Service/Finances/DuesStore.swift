@@ -32,7 +32,9 @@ struct DuesStore: Sendable {
         /// The same payments by dues, member and period, so a standing reads only its own.
         var paid: [UUID: [UUID: [String: [DuesPayment]]]] = [:]
         var waivers: [UUID: [String: [UUID: (by: UUID, reason: String?)]]] = [:]
-        var members: [UUID] = []
+        /// The community's current members and the day each joined, on its clock: dues owed by
+        /// everyone fall to those who had joined by a period's due date.
+        var members: [(user: UUID, joinedOn: String)] = []
         var today: String
 
         struct Row: Sendable {
@@ -56,13 +58,16 @@ struct DuesStore: Sendable {
             return schedule.last(where: { $0.from <= period })?.amount ?? schedule.first?.amount ?? 0
         }
 
-        func owers(of row: Row) -> [UUID] { row.memberIds ?? members }
+        /// Who owes `period` of `row`: those it names, or every member who had joined by then.
+        func owers(of row: Row, period: String) -> [UUID] {
+            row.memberIds ?? members.filter { $0.joinedOn <= period }.map(\.user)
+        }
 
         /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
         /// then anyone else with a payment for that period (someone who paid and has since
         /// left the community): what was collected is never missing from the summary.
         func people(of row: Row, period: String) -> [UUID] {
-            var users = owers(of: row)
+            var users = owers(of: row, period: period)
             var listed = Set(users)
             for payment in payments[row.id] ?? []
             where payment.period == period && listed.insert(payment.userId).inserted {
@@ -90,12 +95,10 @@ struct DuesStore: Sendable {
             let periods = DuesSchedule.periods(from: row.dueDate, recurrence: row.recurrence, through: today)
             let current = periods.last ?? row.dueDate
             var mine: [DuesMemberStatus] = []
-            if owers(of: row).contains(viewer) {
-                for period in periods {
-                    let standing = standing(of: viewer, in: row, period: period)
-                    if period == current || [.unpaid, .partial, .overdue].contains(standing.status) {
-                        mine.append(standing)
-                    }
+            for period in periods where owers(of: row, period: period).contains(viewer) {
+                let standing = standing(of: viewer, in: row, period: period)
+                if period == current || [.unpaid, .partial, .overdue].contains(standing.status) {
+                    mine.append(standing)
                 }
             }
             var summary = DuesSummary()
@@ -180,12 +183,14 @@ struct DuesStore: Sendable {
             ledger.waivers[duesId, default: [:]][period, default: [:]][user] = (by, reason)
         }
         if ledger.rows.contains(where: { $0.memberIds == nil }) {
-            for try await user in try await connection.query(
+            let clock = LedgerDay.clock(of: timezone)
+            for try await (user, joinedAt) in try await connection.query(
                 """
-                SELECT user_id FROM members WHERE community_id = \(community) AND left_at IS NULL ORDER BY joined_at, user_id
+                SELECT user_id, joined_at FROM members
+                WHERE community_id = \(community) AND left_at IS NULL ORDER BY joined_at, user_id
                 """, logger: logger
-            ).decode(UUID.self) {
-                ledger.members.append(user)
+            ).decode((UUID, Date).self) {
+                ledger.members.append((user, LedgerDay.day(of: joinedAt, on: clock)))
             }
         }
         return ledger

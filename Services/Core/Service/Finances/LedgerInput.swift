@@ -244,9 +244,19 @@ enum LedgerDay {
 
     /// Today in `timezone` (a community's zone; UTC if unknown).
     static func today(in timezone: String, now: Date = Date()) -> String {
+        day(of: now, on: clock(of: timezone))
+    }
+
+    /// The calendar days fall on in `timezone` (a community's zone; UTC if unknown).
+    static func clock(of timezone: String) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: timezone) ?? TimeZone.gmt
-        let parts = calendar.dateComponents([.year, .month, .day], from: now)
+        return calendar
+    }
+
+    /// The day `instant` falls on, on `clock`.
+    static func day(of instant: Date, on clock: Calendar) -> String {
+        let parts = clock.dateComponents([.year, .month, .day], from: instant)
         return format(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
     }
 

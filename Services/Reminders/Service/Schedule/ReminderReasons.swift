@@ -129,12 +129,14 @@ enum ReminderReasons {
         """
     }
 
-    /// Dues still active; those who owe the period (everyone, or those it names, who are
-    /// members) and have neither paid it in full nor been waived.
+    /// Dues still active; those who owe the period (every member who had joined by its due
+    /// date on the community's clock, or those it names, who are members) and have neither
+    /// paid it in full nor been waived: core's standings (`DuesStore.Ledger.owers`).
     private static func dues(_ ids: [Int]) -> PostgresQuery {
         """
         WITH due AS (
             SELECT s.id, s.community_id, d.id AS dues_id, d.name, d.currency, d.member_ids, s.occurrence::date AS period,
+                   coalesce(c.settings ->> 'timezone', 'UTC') AS zone,
                    (SELECT a.amount FROM dues_amounts a WHERE a.dues_id = d.id AND a.effective_from <= s.occurrence::date
                     ORDER BY a.effective_from DESC LIMIT 1) AS amount
             FROM reminder_schedule s
@@ -149,7 +151,8 @@ enum ReminderReasons {
             SELECT array_agg(m.user_id ORDER BY m.user_id) AS recipients
             FROM members m
             WHERE m.community_id = d.community_id AND m.left_at IS NULL
-              AND (d.member_ids IS NULL OR m.user_id = ANY(d.member_ids))
+              AND CASE WHEN d.member_ids IS NULL THEN app_local_date(m.joined_at, d.zone) <= d.period
+                       ELSE m.user_id = ANY(d.member_ids) END
               AND NOT EXISTS (SELECT 1 FROM dues_waivers w
                               WHERE w.dues_id = d.dues_id AND w.period = d.period AND w.user_id = m.user_id)
               AND coalesce((SELECT sum(p.amount_paid) FROM dues_payments p
