@@ -96,7 +96,7 @@ import Testing
                 return CancellationError()
             }
             // A statement timeout, and a lock not granted in time (another transaction holds it).
-            #expect(MessageBatcher.isPassing(await failure("SELECT pg_sleep(1)", statementTimeout: "50ms")))
+            #expect(Database.isPassing(await failure("SELECT pg_sleep(1)", statementTimeout: "50ms")))
             // Waited for, not slept on: under the whole suite the lock took longer than a guess.
             let locked = AsyncStream.makeStream(of: Void.self)
             let holder = Task {
@@ -112,16 +112,16 @@ import Testing
             }
             var lockIterator = locked.stream.makeAsyncIterator()
             try #require(await lockIterator.next() != nil)
-            #expect(MessageBatcher.isPassing(await failure("SELECT count(*) FROM \(table)")))
+            #expect(Database.isPassing(await failure("SELECT count(*) FROM \(table)")))
             try await holder.value
             // What a message's content causes: a value that does not parse, a broken constraint.
-            #expect(!MessageBatcher.isPassing(await failure("SELECT 'not a uuid'::uuid")))
+            #expect(!Database.isPassing(await failure("SELECT 'not a uuid'::uuid")))
             #expect(
-                !MessageBatcher.isPassing(await failure("INSERT INTO inbox (consumer, message_id) VALUES (NULL, NULL)"))
+                !Database.isPassing(await failure("INSERT INTO inbox (consumer, message_id) VALUES (NULL, NULL)"))
             )
             #expect(
-                !MessageBatcher.isPassing(DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "x"))))
-            #expect(MessageBatcher.isPassing(Database.unavailable))
+                !Database.isPassing(DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "x"))))
+            #expect(Database.isPassing(Database.unavailable))
         }
     }
 

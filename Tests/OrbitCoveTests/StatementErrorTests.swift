@@ -107,4 +107,54 @@ import Testing
             } throws: { ($0 as? PSQLError)?.serverInfo?[.sqlState] == "57014" }
         }
     }
+
+    /// A transaction PostgreSQL ends to break a deadlock (`40P01`) or because it could not be
+    /// serialised with another (`40001`) did nothing wrong and would pass if tried again: `503`
+    /// with `Retry-After`, as a statement past its timeout, not an internal error. One real
+    /// deadlock of two requests taking two locks in opposite orders, and each code as PostgreSQL
+    /// raises it.
+    @Test func aDeadlockOrASerializationFailureIsAnsweredUnavailable() async throws {
+        try await withTestDatabase { database in
+            let logger = TestEnvironment.logger
+            let router = Router(context: AppRequestContext.self)
+            router.add(middleware: RequestIdMiddleware(service: "test", trustedProxies: try TrustedProxies([])))
+            let key = Int.random(in: 1...1_000_000_000)
+            router.get("locks/:first") { _, context -> Response in
+                let first = try context.parameters.require("first", as: Int.self)
+                try await database.transaction(scope: nil) { connection in
+                    try await connection.run("SELECT pg_advisory_xact_lock(\(key + first))", logger: logger)
+                    try await connection.run("SELECT pg_sleep(0.3)", logger: logger)
+                    try await connection.run("SELECT pg_advisory_xact_lock(\(key + 1 - first))", logger: logger)
+                }
+                return Response(status: .ok)
+            }
+            router.get("raises/:code") { _, context -> Response in
+                let code = try context.parameters.require("code")
+                try await database.transaction(scope: nil) { connection in
+                    try await connection.run(
+                        "DO $$ BEGIN RAISE EXCEPTION 'as PostgreSQL would' USING ERRCODE = '\(unescaped: code)'; END $$",
+                        logger: logger)
+                }
+                return Response(status: .ok)
+            }
+            try await Application(router: router).test(.router) { client in
+                func expectUnavailable(_ response: TestResponse, _ path: String) {
+                    #expect(response.status == .serviceUnavailable, "\(path)")
+                    #expect(response.headers[.retryAfter] == "2", "\(path)")
+                    #expect(String(buffer: response.body).contains(#""code":"SERVICE_UNAVAILABLE""#), "\(path)")
+                }
+                async let one = client.execute(uri: "/locks/0", method: .get)
+                async let other = client.execute(uri: "/locks/1", method: .get)
+                let answers = try await [one, other]
+                #expect(Set(answers.map(\.status)) == [.ok, .serviceUnavailable])
+                for answer in answers where answer.status != .ok { expectUnavailable(answer, "/locks") }
+                for code in ["40P01", "40001"] {
+                    expectUnavailable(try await client.execute(uri: "/raises/\(code)", method: .get), code)
+                }
+                // Any other failure is still the service's own.
+                let other500 = try await client.execute(uri: "/raises/22012", method: .get)
+                #expect(other500.status == .internalServerError)
+            }
+        }
+    }
 }

@@ -89,11 +89,14 @@ package enum ErrorRendering {
                 error.status, code: APIError.code(for: error.status),
                 message: error.body ?? error.status.reasonPhrase, headers: error.headers)
             return try apiError.response(from: request, context: context)
-        case let error as PSQLError where error.serverInfo?[.sqlState] == "57014":
-            // A statement that ran past its transaction's bound (a lock held that long): the
-            // database is busy, not broken, and the client may try again. (Left a PSQLError
-            // until here: work that is not a request tells such a failure by its code.)
-            context.logger.warning("statement timed out", metadata: ["error": .string(logDescription(of: error))])
+        case let error as PSQLError where Database.isPassing(error):
+            // A statement past its transaction's bound (a lock held that long), a deadlock
+            // broken, a transaction that could not be serialised with another, a lock not had
+            // in time: the database is busy, not broken, and the same request would pass if
+            // tried again. (Left a PSQLError until here: work that is not a request tells such a
+            // failure by its code.)
+            context.logger.warning(
+                "database busy; the client may try again", metadata: ["error": .string(logDescription(of: error))])
             return try Database.unavailable.response(from: request, context: context)
         default:
             context.logger.error("unhandled error", metadata: ["error": .string(logDescription(of: error))])

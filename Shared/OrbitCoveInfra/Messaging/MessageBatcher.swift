@@ -81,7 +81,7 @@ package final class MessageBatcher: Sendable {
             let applied = try await transaction(batch.map(\.job))
             for (waiting, applied) in zip(batch, applied) { waiting.continuation.resume(returning: applied) }
         } catch {
-            guard batch.count > 1, !Self.isPassing(error) else {
+            guard batch.count > 1, !Database.isPassing(error) else {
                 for waiting in batch { waiting.continuation.resume(throwing: error) }
                 return
             }
@@ -90,15 +90,6 @@ package final class MessageBatcher: Sendable {
                 metadata: ["messages": .stringConvertible(batch.count), "error": .string(logDescription(of: error))])
             for waiting in batch { await run([waiting]) }
         }
-    }
-
-    /// A failure that is the moment's, not a message's: the database unreachable, or
-    /// PostgreSQL's connection (08), resource (53), operator (57: a statement timeout or a
-    /// shutdown), lock (55P03) and transaction-rollback (40: deadlock, serialization) classes.
-    package static func isPassing(_ error: any Error) -> Bool {
-        if (error as? APIError)?.status == .serviceUnavailable { return true }
-        guard let code = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
-        return ["08", "53", "57", "40"].contains(String(code.prefix(2))) || code == "55P03"
     }
 
     /// Records the messages in the inbox and hands those it did not have to the handler.

@@ -258,6 +258,17 @@ package struct Database: Sendable {
         return Self.unavailable
     }
 
+    /// A failure that is the moment's, not the work's, so the same work would pass if tried
+    /// again: the database unreachable, or PostgreSQL's connection (08), resource (53), operator
+    /// (57: a statement timeout or a shutdown), lock (55P03) and transaction-rollback (40:
+    /// deadlock, serialization) classes. A request gets `503` with `Retry-After` for it
+    /// (`RequestIdMiddleware`); a batch of messages is not split over it (`MessageBatcher`).
+    package static func isPassing(_ error: any Error) -> Bool {
+        if (error as? APIError)?.status == .serviceUnavailable { return true }
+        guard let code = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
+        return ["08", "53", "57", "40"].contains(String(code.prefix(2))) || code == "55P03"
+    }
+
     /// Whether `error` says the database is gone (or going), rather than that a statement failed.
     static func meansUnreachable(_ error: any Error) -> Bool {
         if error is ConnectionWaitExceeded || error is ConnectionClosed { return true }

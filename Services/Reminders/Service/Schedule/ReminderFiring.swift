@@ -99,7 +99,7 @@ struct ReminderFiring: Sendable {
     /// The first due row, fired alone after its batch failed with a database error: if it fails
     /// alone too, that row and no other is marked `failed` (and logged) so the rows behind it go
     /// on firing; whether it was given up. A failure that is the moment's rather than the row's
-    /// (``MessageBatcher/isPassing(_:)``: a timeout, a lock or deadlock, a shutdown) gives up
+    /// (``Database/isPassing(_:)``: a timeout, a lock or deadlock, a shutdown) gives up
     /// nothing: the row waits ``momentaryDelay`` (so a row that always times out does not hold
     /// back the others) and the failure is thrown, for the scheduler to back off.
     @discardableResult
@@ -122,7 +122,7 @@ struct ReminderFiring: Sendable {
         do {
             _ = try await fireBatch(limit: 1, only: first)
             return false
-        } catch let error as PSQLError where error.serverInfo != nil && MessageBatcher.isPassing(error) {
+        } catch let error as PSQLError where error.serverInfo != nil && Database.isPassing(error) {
             try await database.transaction(scope: .system) { connection in
                 try await connection.run(
                     """

@@ -48,7 +48,7 @@ struct ReminderScheduler: Service {
     /// Fires batches until nothing is due; how long to sleep then. A batch that fails with a
     /// database error is tried a row at a time, so one row that cannot fire (given up as
     /// `failed`) does not hold back the others; a failure that is the moment's
-    /// (``MessageBatcher/isPassing(_:)``) halves the batches and is thrown, for ``run()`` to back
+    /// (``Database/isPassing(_:)``) halves the batches and is thrown, for ``run()`` to back
     /// off and try again (``limit``).
     func round() async throws -> Duration {
         var next: Duration?
@@ -60,7 +60,7 @@ struct ReminderScheduler: Service {
                     break
                 }
                 limit.fired(most: firing.batchSize)
-            } catch let error as PSQLError where error.serverInfo != nil && MessageBatcher.isPassing(error) {
+            } catch let error as PSQLError where error.serverInfo != nil && Database.isPassing(error) {
                 // Smaller batches from now on; down to one row, that row is tried alone and, if it
                 // fails so again, waits a minute while the others fire.
                 if limit.halve(most: firing.batchSize) { throw error }
