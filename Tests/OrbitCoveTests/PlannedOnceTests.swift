@@ -40,6 +40,30 @@ import Testing
         #expect(planned.isEmpty, "planned on every call: \(planned)")
     }
 
+    /// A policy's check runs for every row a statement reads or writes. The caller's settings
+    /// it compares with (`app_is_system()`, `app_current_user_id()`: each a `current_setting`
+    /// looked up by name) are read once per statement, as a sub-select PostgreSQL runs once (an
+    /// init plan): `(SELECT app_is_system())`. Migration 0067; read per row, they cost the
+    /// members page a fifth of its rate through the wall (BENCHMARKS.md, "The second wall").
+    @Test func noPolicyReadsTheCallersSettingsForEveryRow() async throws {
+        let perRow = try await withTestDatabase { db in
+            var found: [String] = []
+            for try await policy in try await db.client.query(
+                """
+                SELECT c.relname || '.' || pol.polname
+                FROM pg_policy pol JOIN pg_class c ON c.oid = pol.polrelid
+                WHERE concat(pg_get_expr(pol.polqual, pol.polrelid), ' ', pg_get_expr(pol.polwithcheck, pol.polrelid))
+                      ~ '(?<!SELECT )app_(is_system|current_user_id)\\(\\)'
+                ORDER BY 1
+                """, logger: TestEnvironment.logger
+            ).decode(String.self) {
+                found.append(policy)
+            }
+            return found
+        }
+        #expect(perRow.isEmpty, "read for every row: \(perRow)")
+    }
+
     /// The functions an answer runs (each once, or once per row it writes), as migration 0063 left
     /// them, and the feed's search helpers every post, comment and search runs (0064): in
     /// PL/pgSQL, and those whose statements PostgreSQL would keep planning afresh (a custom plan

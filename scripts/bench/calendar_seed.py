@@ -12,13 +12,12 @@ as many answers as a busy team gives. Prints shell assignments for the benchmark
 """
 
 import random
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-from bench_api import CORE, call, sign_in
+from bench_api import CORE, call, psql, sign_in
 
 BERLIN = ZoneInfo("Europe/Berlin")
 DAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
@@ -46,11 +45,6 @@ def events(rng, now, series, singles):
     return bodies
 
 
-def psql(sql):
-    """As the tables' owner (past row-level security), like a data import."""
-    subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "55432",
-                    "-U", "orbitcove_owner", "orbitcove"], input=sql, text=True, check=True,
-                   stdout=subprocess.DEVNULL, env={"PGPASSWORD": "orbitcove_owner", "PATH": "/usr/bin:/bin"})
 
 
 def main():

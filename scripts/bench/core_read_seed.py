@@ -8,7 +8,7 @@ interfere) and prints shell assignments for the benchmark script:
 
 import sys
 
-from bench_api import CORE, call, sign_in
+from bench_api import CORE, call, psql, sign_in
 
 
 def main():
@@ -20,6 +20,12 @@ def main():
     for index in range(1, members):
         user_id, token = sign_in(index)
         call(CORE, "POST", f"/api/v1/invites/{invite}/join", token=token, address=f"10.78.0.{index % 250 + 1}")
+    # Plans as a running system has them: PostgreSQL's statistics know the new community.
+    # Without this, on a database of a few dozen communities (all of them in the statistics'
+    # common values) one newer than the last ANALYZE is estimated to have about no members, its
+    # members page's custom plan looks cheaper than the generic one, and PostgreSQL plans the
+    # prepared statement again on every call (BENCHMARKS.md, "The second wall").
+    psql("ANALYZE users, communities, members;")
     print(f"TOKEN={token} COMMUNITY={community} USER_ID={user_id}")
 
 

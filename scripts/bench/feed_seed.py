@@ -51,13 +51,12 @@ READER_TOKEN=<token>.
 import json
 import os
 import random
-import subprocess
 import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
-from bench_api import AUTH, CORE, call
+from bench_api import AUTH, CORE, call, psql
 
 # The words a team's feed is made of, most frequent first (weights fall off as 1/rank^0.9).
 VOCABULARY = """
@@ -92,12 +91,6 @@ FIRST_PAGE = 20
 PINNED_AT = (150, 2200, 9000)  # post indexes (0 = newest): pinned, all past the first page
 
 
-def psql(sql):
-    """Runs `sql` as the tables' owner (past row-level security), like a data import; its
-    output, unaligned."""
-    return subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "55432",
-                           "-U", "orbitcove_owner", "orbitcove"], input=sql, text=True, check=True,
-                          stdout=subprocess.PIPE, env={"PGPASSWORD": "orbitcove_owner", "PATH": "/usr/bin:/bin"}).stdout
 
 
 def dev_sign_in(email, name, address):

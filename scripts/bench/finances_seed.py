@@ -56,12 +56,11 @@ import json
 import math
 import os
 import random
-import subprocess
 import sys
 import uuid
 from datetime import datetime, timedelta, timezone
 
-from bench_api import AUTH, CORE, call
+from bench_api import AUTH, CORE, call, psql
 
 # What a team spends on, with the category the app files it under.
 SPENDING = [
@@ -78,12 +77,6 @@ MINUTES_APART = 80
 BATCH = 1000
 
 
-def psql(sql):
-    """Runs `sql` as the tables' owner (past row-level security), like a data import; its
-    output, unaligned."""
-    return subprocess.run(["psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "55432",
-                           "-U", "orbitcove_owner", "orbitcove"], input=sql, text=True, check=True,
-                          stdout=subprocess.PIPE, env={"PGPASSWORD": "orbitcove_owner", "PATH": "/usr/bin:/bin"}).stdout
 
 
 def numbers(sql):

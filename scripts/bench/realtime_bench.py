@@ -28,16 +28,11 @@ import uuid
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-from bench_api import AUTH, CORE, call
+from bench_api import AUTH, CORE, call, psql
 
 PINGERS = 100
 
 
-def psql(sql):
-    """Runs `sql` as the tables' owner (past row-level security); its unaligned output."""
-    return subprocess.run(["psql", "-X", "-q", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
-                           "-p", "55432", "-U", "orbitcove_owner", "orbitcove"], input=sql, text=True, check=True,
-                          stdout=subprocess.PIPE, env={"PGPASSWORD": "orbitcove_owner", "PATH": "/usr/bin:/bin"}).stdout
 
 
 def percentile(values, fraction):
@@ -252,7 +247,7 @@ async def run(path, ports, rate, seconds, idle, pids, postmaster):
     # Let the last changes arrive: until every expected frame is in, or 10 seconds.
     log = [line.split("\t") for line in psql(
         f"SELECT community_id, entity_kind, entity_id, operation, extract(epoch FROM changed_at) "
-        f"FROM change_log WHERE id > {marker} ORDER BY id;").splitlines()]
+        f"FROM change_log WHERE id > {marker} ORDER BY id;", separator="\t").splitlines()]
     by_community = Counter(row[0] for row in log)
     expected_frames = sum(by_community[client.person["community"]] for client in clients)
     for _ in range(100):
