@@ -50,6 +50,12 @@ import Testing
                 let move: PostgresQuery =
                     "UPDATE members SET community_id = \(lions.id) WHERE user_id = \(ben.id) RETURNING 1"
                 #expect(await Self.run(move, as: ben.id, in: db) == .refused)
+                // Nor may a member make themselves newer than they are (and owe fewer dues).
+                for column in ["joined_at", "first_joined_at"] {
+                    let newer: PostgresQuery =
+                        "UPDATE members SET \(unescaped: column) = NOW() + interval '1 day' WHERE user_id = \(ben.id) RETURNING 1"
+                    #expect(await Self.run(newer, as: ben.id, in: db) == .refused, "\(column)")
+                }
                 let removeAda: PostgresQuery =
                     "UPDATE members SET left_at = NOW(), removed_by = \(ben.id) WHERE user_id = \(ada.id) RETURNING 1"
                 #expect(await Self.run(removeAda, as: ben.id, in: db) == .rows(0))

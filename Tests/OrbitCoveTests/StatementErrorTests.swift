@@ -108,32 +108,56 @@ import Testing
         }
     }
 
+    /// Lets callers on once `expected` of them have arrived.
+    actor Meeting {
+        let expected: Int
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        init(of expected: Int) { self.expected = expected }
+
+        func arrive() async {
+            if waiting.count + 1 >= expected {
+                for caller in waiting { caller.resume() }
+                waiting = []
+                return
+            }
+            await withCheckedContinuation { waiting.append($0) }
+        }
+    }
+
     /// A transaction PostgreSQL ends to break a deadlock (`40P01`) or because it could not be
-    /// serialised with another (`40001`) did nothing wrong and would pass if tried again: `503`
-    /// with `Retry-After`, as a statement past its timeout, not an internal error. One real
-    /// deadlock of two requests taking two locks in opposite orders, and each code as PostgreSQL
-    /// raises it.
-    @Test func aDeadlockOrASerializationFailureIsAnsweredUnavailable() async throws {
+    /// serialised with another (`40001`), and a lock not had in time (`55P03`), did nothing
+    /// wrong and would pass if tried again: `503` with `Retry-After`, as a statement past its
+    /// timeout, not an internal error. One real deadlock of two requests taking two locks in
+    /// opposite orders (each takes its second only once both hold their first), and each code
+    /// as PostgreSQL raises it.
+    @Test(.timeLimit(.minutes(1)))
+    func aDeadlockOrASerializationFailureIsAnsweredUnavailable() async throws {
         try await withTestDatabase { database in
             let logger = TestEnvironment.logger
             let router = Router(context: AppRequestContext.self)
             router.add(middleware: RequestIdMiddleware(service: "test", trustedProxies: try TrustedProxies([])))
             let key = Int.random(in: 1...1_000_000_000)
+            let meeting = Meeting(of: 2)
             router.get("locks/:first") { _, context -> Response in
                 let first = try context.parameters.require("first", as: Int.self)
                 try await database.transaction(scope: nil) { connection in
                     try await connection.run("SELECT pg_advisory_xact_lock(\(key + first))", logger: logger)
-                    try await connection.run("SELECT pg_sleep(0.3)", logger: logger)
+                    await meeting.arrive()
                     try await connection.run("SELECT pg_advisory_xact_lock(\(key + 1 - first))", logger: logger)
                 }
                 return Response(status: .ok)
             }
+            let raising: [String: PostgresQuery] = [
+                "40P01": "DO $$ BEGIN RAISE EXCEPTION 'as PostgreSQL would' USING ERRCODE = '40P01'; END $$",
+                "40001": "DO $$ BEGIN RAISE EXCEPTION 'as PostgreSQL would' USING ERRCODE = '40001'; END $$",
+                "55P03": "DO $$ BEGIN RAISE EXCEPTION 'as PostgreSQL would' USING ERRCODE = '55P03'; END $$",
+                "22012": "DO $$ BEGIN RAISE EXCEPTION 'as PostgreSQL would' USING ERRCODE = '22012'; END $$",
+            ]
             router.get("raises/:code") { _, context -> Response in
-                let code = try context.parameters.require("code")
+                let statement = try raising[context.parameters.require("code")] ?? { throw HTTPError(.notFound) }()
                 try await database.transaction(scope: nil) { connection in
-                    try await connection.run(
-                        "DO $$ BEGIN RAISE EXCEPTION 'as PostgreSQL would' USING ERRCODE = '\(unescaped: code)'; END $$",
-                        logger: logger)
+                    try await connection.run(statement, logger: logger)
                 }
                 return Response(status: .ok)
             }
@@ -148,12 +172,12 @@ import Testing
                 let answers = try await [one, other]
                 #expect(Set(answers.map(\.status)) == [.ok, .serviceUnavailable])
                 for answer in answers where answer.status != .ok { expectUnavailable(answer, "/locks") }
-                for code in ["40P01", "40001"] {
+                for code in ["40P01", "40001", "55P03"] {
                     expectUnavailable(try await client.execute(uri: "/raises/\(code)", method: .get), code)
                 }
                 // Any other failure is still the service's own.
-                let other500 = try await client.execute(uri: "/raises/22012", method: .get)
-                #expect(other500.status == .internalServerError)
+                let division = try await client.execute(uri: "/raises/22012", method: .get)
+                #expect(division.status == .internalServerError)
             }
         }
     }

@@ -45,8 +45,6 @@ def events(rng, now, series, singles):
     return bodies
 
 
-
-
 def main():
     defaults = [3, 20, 200, 2000]
     arguments = [int(value) for value in sys.argv[1:]]

@@ -91,8 +91,6 @@ FIRST_PAGE = 20
 PINNED_AT = (150, 2200, 9000)  # post indexes (0 = newest): pinned, all past the first page
 
 
-
-
 def dev_sign_in(email, name, address):
     """The development sign-in (bench_api.sign_in, with an email we keep): (id, access token)."""
     data = call(AUTH, "POST", "/api/v1/auth/dev", {"email": email, "displayName": name}, address=address)

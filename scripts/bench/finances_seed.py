@@ -77,8 +77,6 @@ MINUTES_APART = 80
 BATCH = 1000
 
 
-
-
 def numbers(sql):
     """The integers `sql` answers, every field of every row in order."""
     return [int(value) for value in psql(sql).replace("|", "\n").split()]

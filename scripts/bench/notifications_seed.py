@@ -34,7 +34,7 @@ import sys
 import time
 import uuid
 
-from bench_api import CORE, call, sign_in
+from bench_api import CORE, call, psql, sign_in
 
 NOTIFICATIONS = "http://127.0.0.1:8083"
 BUNDLE = "app.orbitcove.bench"
@@ -88,9 +88,7 @@ def seed(members):
         FROM joined;
         ANALYZE users; ANALYZE members; ANALYZE devices; ANALYZE notifications;
     """
-    subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "55432",
-                    "-U", "orbitcove_owner", "orbitcove"], input=sql, text=True, check=True,
-                   stdout=subprocess.DEVNULL, env={"PGPASSWORD": "orbitcove_owner", "PATH": "/usr/bin:/bin"})
+    psql(sql)
     db = Psql()
     recipients = int(db.one(f"SELECT count(*) FROM members WHERE community_id = '{community}' "
                             f"AND left_at IS NULL AND user_id <> '{coach}'"))

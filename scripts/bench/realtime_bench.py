@@ -33,8 +33,6 @@ from bench_api import AUTH, CORE, call, psql
 PINGERS = 100
 
 
-
-
 def percentile(values, fraction):
     """The nearest-rank percentile of a sorted list."""
     if not values:

@@ -6,22 +6,25 @@ import Testing
 
 @testable import CoreService
 
-/// Dues owed by every member fall to those who had joined by each period's due date: someone
-/// who joins a club in June does not owe its January, February or March.
+/// Dues owed by every member fall to those who were members when a period fell due or when
+/// the dues were set up: someone who joins a club in June does not owe the January, February
+/// and March of dues set up in December; dues set up today for periods already past (a club
+/// moving onto the app) are owed by everyone who is a member today; leaving and coming back
+/// does not wipe what was owed.
 @Suite struct DuesJoiningTests {
     @Test func aNewMemberOwesOnlyThePeriodsFallingDueSinceJoining() async throws {
         try await CoreHarness.run { api in
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
             )
-            let club = try await api.club(of: coach, with: [ada, ben])
-            try await Self.joined(daysAgo: 100, in: club, except: ben)
-            // Monthly from 70 days ago: three periods past (about 70, 40 and 10 days ago), one to come.
+            let club = try await api.club(of: coach, with: [ada])
+            try await Self.joined(daysAgo: 100, in: club)
+            // Monthly from 70 days ago, set up 75 days ago: three periods past (about 70, 40 and
+            // 10 days ago), one to come. Ben joins today.
             let first = LedgerDay.today(in: "UTC", now: Date().addingTimeInterval(-70 * 86_400))
-            let dues = try await api.call(
-                .post, FinanceTests.path(club, "dues"), as: coach,
-                json: #"{"name":"Season","amount":1000,"currency":"EUR","dueDate":"\#(first)","recurrence":"monthly"}"#
-            ).data(Dues.self)
+            let dues = try await Self.dues("Season", from: first, in: club, by: api, as: coach)
+            try await Self.setUp(dues, daysAgo: 75)
+            try await api.join(ben, club, invitedBy: coach)
             let path = FinanceTests.path(club, "dues/\(dues.id)")
 
             // Ada, a member all along, owes every period; Ben only the one to come.
@@ -48,18 +51,49 @@ import Testing
             let paid = try await api.call(
                 .post, "\(path)/payments", as: coach, json: #"{"userId":"\#(ben.id)","amount":1000,"method":"cash"}"#)
             #expect(try paid.data(DuesMemberStatus.self).status == .paid)
+
+            // Dues set up today for periods already past are owed by everyone who is a member now.
+            let kit = try await Self.dues("Kit", from: first, in: club, by: api, as: coach)
+            let bensKit = try await api.call(.get, FinanceTests.path(club, "dues/\(kit.id)"), as: ben)
+                .data(DuesDetail.self).dues.mine
+            #expect(bensKit.count == 4 && bensKit.first?.period == first)
+
+            // Ada leaves and comes back: she still owes what she owed.
+            #expect(try await api.call(.post, FinanceTests.path(club, "leave"), as: ada).status == .noContent)
+            try await api.join(ada, club, invitedBy: coach)
+            let back = try await api.call(.get, path, as: ada).data(DuesDetail.self).dues.mine
+            #expect(back.map(\.period) == adas.map(\.period))
         }
     }
 
-    /// Moves every membership of `club` but `person`'s back by `days` (the harness makes them all now).
-    static func joined(daysAgo days: Int, in club: Community, except person: CoreHarness.Person) async throws {
+    static func dues(
+        _ name: String, from first: String, in club: Community, by api: CoreHarness, as admin: CoreHarness.Person
+    ) async throws -> Dues {
+        try await api.call(
+            .post, FinanceTests.path(club, "dues"), as: admin,
+            json: #"{"name":"\#(name)","amount":1000,"currency":"EUR","dueDate":"\#(first)","recurrence":"monthly"}"#
+        ).data(Dues.self)
+    }
+
+    /// Moves every membership of `club` back by `days` (the harness makes them all now).
+    static func joined(daysAgo days: Int, in club: Community) async throws {
+        try await asOwner(
+            """
+            UPDATE members SET joined_at = now() - \(days) * interval '1 day',
+                               first_joined_at = now() - \(days) * interval '1 day'
+            WHERE community_id = \(club.id) RETURNING 1
+            """)
+    }
+
+    /// Moves when `dues` were set up back by `days`.
+    static func setUp(_ dues: Dues, daysAgo days: Int) async throws {
+        try await asOwner(
+            "UPDATE dues SET created_at = now() - \(days) * interval '1 day' WHERE id = \(dues.id) RETURNING 1")
+    }
+
+    private static func asOwner(_ statement: PostgresQuery) async throws {
         try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
-            for try await _ in try await owner.client.query(
-                """
-                UPDATE members SET joined_at = now() - \(days) * interval '1 day'
-                WHERE community_id = \(club.id) AND user_id <> \(person.id) RETURNING 1
-                """, logger: TestEnvironment.logger)
-            {}
+            for try await _ in try await owner.client.query(statement, logger: TestEnvironment.logger) {}
         }
     }
 }

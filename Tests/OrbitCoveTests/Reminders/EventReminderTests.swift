@@ -210,21 +210,24 @@ import Testing
         }
     }
 
-    /// Dues owed by every member remind those who had joined by the due date, as core's
-    /// standings count them (`DuesJoiningTests`).
-    @Test func everyonesDuesRemindOnlyThoseWhoHadJoinedByTheDueDate() async throws {
+    /// Dues owed by every member remind those who were members when they fell due or were set
+    /// up, as core's standings count them (`DuesJoiningTests`).
+    @Test func everyonesDuesRemindOnlyThoseWhoWereMembersWhenTheyFellDue() async throws {
         try await RemindersHarness.run { harness in
             let api = harness.api
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
             )
-            let club = try await api.club(of: coach, with: [ada, ben])
-            try await DuesJoiningTests.joined(daysAgo: 100, in: club, except: ben)
+            let club = try await api.club(of: coach, with: [ada])
+            try await DuesJoiningTests.joined(daysAgo: 100, in: club)
             let dueDate = try #require(CivilDate(isoText: CareRoutes.today(in: "UTC"))?.adding(days: -10)).isoText
             let dues = try await api.call(
                 .post, "/api/v1/communities/\(club.id)/dues", as: coach,
                 json: #"{"name":"Season","amount":5000,"currency":"EUR","dueDate":"\#(dueDate)"}"#
             ).data(Dues.self)
+            // Set up 20 days ago, due 10 days ago; Ben joins today.
+            try await DuesJoiningTests.setUp(dues, daysAgo: 20)
+            try await api.join(ben, club, invitedBy: coach)
             _ = try await Self.planned(harness, dues.id) { rows in rows.contains { $0.step == 14 } }
             try await harness.settled(club)
             try await harness.makeDue(dues.id, kind: "dues_reminder", step: 14)

@@ -32,8 +32,9 @@ struct DuesStore: Sendable {
         /// The same payments by dues, member and period, so a standing reads only its own.
         var paid: [UUID: [UUID: [String: [DuesPayment]]]] = [:]
         var waivers: [UUID: [String: [UUID: (by: UUID, reason: String?)]]] = [:]
-        /// The community's current members and the day each joined, on its clock: dues owed by
-        /// everyone fall to those who had joined by a period's due date.
+        /// The community's current members and the day each first joined, on its clock, in that
+        /// order: dues owed by everyone fall to those who were members when a period fell due or
+        /// when the dues were set up (``owers(of:period:)``).
         var members: [(user: UUID, joinedOn: String)] = []
         var today: String
 
@@ -51,6 +52,8 @@ struct DuesStore: Sendable {
             var revision: Int
             var createdAt: Date
             var updatedAt: Date
+            /// The day the dues were set up, on the community's clock.
+            var setUpOn: String
         }
 
         func amount(of row: Row, for period: String) -> Int64 {
@@ -58,9 +61,13 @@ struct DuesStore: Sendable {
             return schedule.last(where: { $0.from <= period })?.amount ?? schedule.first?.amount ?? 0
         }
 
-        /// Who owes `period` of `row`: those it names, or every member who had joined by then.
+        /// Who owes `period` of `row`: those it names, or every member who was one when it fell
+        /// due or when the dues were set up (periods set up after the fact are everyone's; a
+        /// later member owes from joining on, and leaving and coming back does not wipe it).
         func owers(of row: Row, period: String) -> [UUID] {
-            row.memberIds ?? members.filter { $0.joinedOn <= period }.map(\.user)
+            if let named = row.memberIds { return named }
+            let bound = max(period, row.setUpOn)
+            return members.prefix { $0.joinedOn <= bound }.map(\.user)
         }
 
         /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
@@ -123,7 +130,8 @@ struct DuesStore: Sendable {
         _ condition: PostgresQuery, community: UUID, timezone: String, on connection: PostgresConnection,
         logger: Logger
     ) async throws -> Ledger {
-        var ledger = Ledger(rows: [], today: LedgerDay.today(in: timezone))
+        let clock = LedgerDay.clock(of: timezone)
+        var ledger = Ledger(rows: [], today: LedgerDay.day(of: Date(), on: clock))
         for try await row in try await connection.query(condition, logger: logger) {
             var cells = RowReader(row)
             let id: UUID = try cells.next("id")
@@ -135,13 +143,17 @@ struct DuesStore: Sendable {
             let recurrence: String = try cells.next("recurrence")
             let memberIds: [UUID] = try cells.next("member_ids")
             let everyone: Bool = try cells.next("everyone")
+            let isActive: Bool = try cells.next("is_active")
+            let createdBy: UUID = try cells.next("created_by")
+            let revision: Int = try cells.next("revision")
+            let createdAt: Date = try cells.next("created_at")
             ledger.rows.append(
                 Ledger.Row(
                     id: id, communityId: communityId, name: name, description: description, currency: currency,
                     dueDate: dueDate, recurrence: DuesRecurrence(rawValue: recurrence) ?? .none,
-                    memberIds: everyone ? nil : memberIds, isActive: try cells.next("is_active"),
-                    createdBy: try cells.next("created_by"), revision: try cells.next("revision"),
-                    createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at")))
+                    memberIds: everyone ? nil : memberIds, isActive: isActive, createdBy: createdBy,
+                    revision: revision, createdAt: createdAt, updatedAt: try cells.next("updated_at"),
+                    setUpOn: LedgerDay.day(of: createdAt, on: clock)))
         }
         let ids = ledger.rows.map(\.id)
         guard !ids.isEmpty else { return ledger }
@@ -183,11 +195,10 @@ struct DuesStore: Sendable {
             ledger.waivers[duesId, default: [:]][period, default: [:]][user] = (by, reason)
         }
         if ledger.rows.contains(where: { $0.memberIds == nil }) {
-            let clock = LedgerDay.clock(of: timezone)
             for try await (user, joinedAt) in try await connection.query(
                 """
-                SELECT user_id, joined_at FROM members
-                WHERE community_id = \(community) AND left_at IS NULL ORDER BY joined_at, user_id
+                SELECT user_id, first_joined_at FROM members
+                WHERE community_id = \(community) AND left_at IS NULL ORDER BY first_joined_at, user_id
                 """, logger: logger
             ).decode((UUID, Date).self) {
                 ledger.members.append((user, LedgerDay.day(of: joinedAt, on: clock)))
@@ -255,49 +266,5 @@ struct DuesStore: Sendable {
         try await database.transaction(userId: viewer) { connection in
             try await LedgerStore.history(of: duesId, kind: "dues", in: communityId, on: connection, logger: logger)
         }
-    }
-}
-
-/// When dues fall due: the first due date, then every month or year on the same day (the
-/// month's last day when it is shorter: dues of the 31st fall on 28 or 29 February).
-enum DuesSchedule {
-    /// The periods from the first through the current one (the first not yet past), at most the
-    /// last 120.
-    static func periods(from start: String, recurrence: DuesRecurrence, through today: String) -> [String] {
-        guard recurrence != .none else { return [start] }
-        var periods: [String] = []
-        var index = 0
-        while true {
-            let period = date(start, plus: index, recurrence)
-            periods.append(period)
-            if period >= today || index > 100_000 { break }
-            index += 1
-        }
-        return Array(periods.suffix(120))
-    }
-
-    static func isPeriod(_ period: String, from start: String, recurrence: DuesRecurrence) -> Bool {
-        guard LedgerDay.isValid(period), period >= start else { return false }
-        guard recurrence != .none else { return period == start }
-        let (startYear, startMonth, _) = parts(start)
-        let (year, month, _) = parts(period)
-        let months = (year - startYear) * 12 + (month - startMonth)
-        let steps = recurrence == .monthly ? months : months / 12
-        if recurrence == .yearly, months % 12 != 0 { return false }
-        return date(start, plus: steps, recurrence) == period
-    }
-
-    static func date(_ start: String, plus steps: Int, _ recurrence: DuesRecurrence) -> String {
-        let (year, month, day) = parts(start)
-        let months = (month - 1) + steps * (recurrence == .yearly ? 12 : 1)
-        let newYear = year + months / 12
-        let newMonth = months % 12 + 1
-        return LedgerDay.format(
-            year: newYear, month: newMonth, day: min(day, LedgerDay.daysIn(month: newMonth, year: newYear)))
-    }
-
-    static func parts(_ day: String) -> (Int, Int, Int) {
-        let values = day.split(separator: "-").compactMap { Int($0) }
-        return values.count == 3 ? (values[0], values[1], values[2]) : (1970, 1, 1)
     }
 }

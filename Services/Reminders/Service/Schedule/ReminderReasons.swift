@@ -129,14 +129,15 @@ enum ReminderReasons {
         """
     }
 
-    /// Dues still active; those who owe the period (every member who had joined by its due
-    /// date on the community's clock, or those it names, who are members) and have neither
-    /// paid it in full nor been waived: core's standings (`DuesStore.Ledger.owers`).
+    /// Dues still active; those who owe the period (every member who was one when it fell due
+    /// or when the dues were set up, counted from their first join on the community's clock;
+    /// or those it names, who are members) and have neither paid it in full nor been waived:
+    /// core's standings (`DuesStore.Ledger.owers`).
     private static func dues(_ ids: [Int]) -> PostgresQuery {
         """
         WITH due AS (
             SELECT s.id, s.community_id, d.id AS dues_id, d.name, d.currency, d.member_ids, s.occurrence::date AS period,
-                   coalesce(c.settings ->> 'timezone', 'UTC') AS zone,
+                   d.created_at AS set_up_at, coalesce(c.settings ->> 'timezone', 'UTC') AS zone,
                    (SELECT a.amount FROM dues_amounts a WHERE a.dues_id = d.id AND a.effective_from <= s.occurrence::date
                     ORDER BY a.effective_from DESC LIMIT 1) AS amount
             FROM reminder_schedule s
@@ -151,7 +152,9 @@ enum ReminderReasons {
             SELECT array_agg(m.user_id ORDER BY m.user_id) AS recipients
             FROM members m
             WHERE m.community_id = d.community_id AND m.left_at IS NULL
-              AND CASE WHEN d.member_ids IS NULL THEN app_local_date(m.joined_at, d.zone) <= d.period
+              AND CASE WHEN d.member_ids IS NULL
+                       THEN app_local_date(m.first_joined_at, d.zone)
+                            <= greatest(d.period, app_local_date(d.set_up_at, d.zone))
                        ELSE m.user_id = ANY(d.member_ids) END
               AND NOT EXISTS (SELECT 1 FROM dues_waivers w
                               WHERE w.dues_id = d.dues_id AND w.period = d.period AND w.user_id = m.user_id)
