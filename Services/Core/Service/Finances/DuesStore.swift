@@ -66,8 +66,12 @@ struct DuesStore: Sendable {
         /// later member owes from joining on, and leaving and coming back does not wipe it).
         func owers(of row: Row, period: String) -> [UUID] {
             if let named = row.memberIds { return named }
-            let bound = max(period, row.setUpOn)
-            return members.prefix { $0.joinedOn <= bound }.map(\.user)
+            return members.prefix { Self.owes(joinedOn: $0.joinedOn, row, period: period) }.map(\.user)
+        }
+
+        /// Whether someone who first joined on `joinedOn` owes `period` of dues owed by everyone.
+        static func owes(joinedOn: String, _ row: Row, period: String) -> Bool {
+            joinedOn <= max(period, row.setUpOn)
         }
 
         /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
@@ -102,7 +106,12 @@ struct DuesStore: Sendable {
             let periods = DuesSchedule.periods(from: row.dueDate, recurrence: row.recurrence, through: today)
             let current = periods.last ?? row.dueDate
             var mine: [DuesMemberStatus] = []
-            for period in periods where owers(of: row, period: period).contains(viewer) {
+            let joined = members.first { $0.user == viewer }?.joinedOn
+            func viewerOwes(_ period: String) -> Bool {
+                if let named = row.memberIds { return named.contains(viewer) }
+                return joined.map { Self.owes(joinedOn: $0, row, period: period) } ?? false
+            }
+            for period in periods where viewerOwes(period) {
                 let standing = standing(of: viewer, in: row, period: period)
                 if period == current || [.unpaid, .partial, .overdue].contains(standing.status) {
                     mine.append(standing)
