@@ -18,6 +18,14 @@ import Testing
         router.get("/things/:id") { _, _ in "one" }
         router.delete("/things/:id") { _, _ in HTTPResponse.Status.noContent }
         router.get("/things/special") { _, _ in "special" }
+        router.get("/stream") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/csv"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "a,b\n"))
+                    try await writer.finish(nil)
+                })
+        }
         let group = router.group("/groups/:groupId")
         group.patch("settings") { _, _ in "changed" }
         return runtime.makeApplication(ServiceParts(router: router, services: []))
@@ -71,6 +79,17 @@ import Testing
             }
             try await client.execute(uri: "/groups/7/settings", method: .head) { response in
                 #expect(response.status == .methodNotAllowed && response.headers[.allow] == "PATCH")
+            }
+            // The GET's length where it has one; where its body streams (the ledger's CSV
+            // export), no length at all rather than a false `Content-Length: 0`.
+            let length = try await client.execute(uri: "/things", method: .get).headers[.contentLength]
+            try await client.execute(uri: "/things", method: .head) { response in
+                #expect(response.headers[.contentLength] == length && length == "4")
+            }
+            try await client.execute(uri: "/stream", method: .head) { response in
+                #expect(response.status == .ok && response.body.readableBytes == 0)
+                #expect(response.headers[.contentLength] == nil, "\(response.headers)")
+                #expect(response.headers[.contentType] == "text/csv")
             }
         }
     }

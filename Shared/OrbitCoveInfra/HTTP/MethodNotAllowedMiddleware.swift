@@ -20,7 +20,7 @@ package struct MethodNotAllowedMiddleware: RouterMiddleware {
         for methods in Dictionary(grouping: routes, by: \.path.description).values {
             guard let path = methods.first?.path else { continue }
             var names = Set(methods.map(\.method.rawValue))
-            // A path that takes GET takes HEAD too (the router answers it, ServiceRuntime.makeRouter).
+            // A path that takes GET takes HEAD too (HeadResponder answers it as the GET).
             if names.contains("GET") { names.insert("HEAD") }
             let allow = names.sorted().joined(separator: ", ")
             paths.get(path) { _, _ in Response(status: .methodNotAllowed, headers: [.allow: allow]) }

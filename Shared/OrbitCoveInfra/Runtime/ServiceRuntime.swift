@@ -37,10 +37,9 @@ package struct ServiceRuntime: Sendable {
 
     /// A router with request ids, error envelopes, metrics, token verification and the
     /// operational endpoints already in place; the service adds its own routes. `HEAD` is
-    /// answered wherever `GET` is (RFC 9110 §9.3.2): the `GET` route runs and its status and
-    /// headers are sent without the body (calendar apps probe feeds so, for one).
+    /// answered wherever `GET` is (``HeadResponder``, around the router: ``makeApplication(_:)``).
     package func makeRouter(checks: [ReadinessCheck], verifier: AccessTokenVerifier?) -> Router<AppRequestContext> {
-        let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
+        let router = Router(context: AppRequestContext.self)
         router.add(middleware: RequestIdMiddleware(service: settings.name, trustedProxies: settings.trustedProxies))
         router.add(middleware: MetricsMiddleware())
         if let verifier { router.add(middleware: AuthenticationMiddleware(verifier: verifier)) }
@@ -54,7 +53,7 @@ package struct ServiceRuntime: Sendable {
     package func makeApplication(_ parts: ServiceParts) -> some ApplicationProtocol {
         parts.router.answerUndeclaredMethods()
         var app = Application(
-            router: parts.router, server: parts.server,
+            responder: HeadResponder(parts.router.buildResponder()), server: parts.server,
             configuration: .init(
                 address: .hostname(settings.httpHost, port: settings.httpPort), serverName: settings.name),
             logger: logger)
