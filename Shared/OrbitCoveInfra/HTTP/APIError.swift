@@ -41,7 +41,7 @@ extension APIError {
     }
 
     package static let unsupportedMediaType = APIError(
-        .unsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send the body as application/json")
+        .unsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send the body as application/json, in UTF-8")
 
     package static func badRequest(_ message: String) -> APIError {
         APIError(.badRequest, code: "BAD_REQUEST", message: message)

@@ -357,11 +357,24 @@ import Testing
             // Nothing of a refused change was stored.
             let stored = try await api.call(.get, preferences, as: coach).data(NotificationPreferences.self)
             #expect(stored.mutedEvents.isEmpty && stored.quietHours == nil && stored.push)
-            // A body that is not declared JSON is not read as JSON.
-            for contentType in ["text/plain", "application/xml", "application/x-www-form-urlencoded"] {
+            // A body that is not declared JSON is not read as JSON, nor one declared in another
+            // charset than UTF-8 (JSON between systems is UTF-8, RFC 8259 §8.1).
+            for contentType in [
+                "text/plain", "application/xml", "application/x-www-form-urlencoded",
+                "application/json; charset=utf-16", "application/json; charset=\"ISO-8859-1\"",
+            ] {
                 let reply = try await api.call(
                     .patch, preferences, as: coach, json: #"{"push":false}"#, headers: [.contentType: contentType])
-                #expect(reply.status == .unsupportedMediaType && reply.errorCode == "UNSUPPORTED_MEDIA_TYPE")
+                #expect(
+                    reply.status == .unsupportedMediaType && reply.errorCode == "UNSUPPORTED_MEDIA_TYPE",
+                    "\(contentType)")
+            }
+            for contentType in [
+                "application/json; charset=UTF-8", "Application/JSON;charset=\"utf-8\"", "application/json",
+            ] {
+                let reply = try await api.call(
+                    .patch, preferences, as: coach, json: #"{"push":true}"#, headers: [.contentType: contentType])
+                #expect(reply.status == .ok, "\(contentType): \(reply.status)")
             }
             #expect(try await api.call(.get, preferences, as: stranger).errorCode == "COMMUNITY_NOT_FOUND")
             #expect(
