@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import OrbitCoveInfra
 import OrbitCoveModels
+import Synchronization
 import Testing
 
 /// A path the service has, asked with a method it does not take, is `405` with `Allow`; a
@@ -90,6 +91,59 @@ import Testing
                 #expect(response.status == .ok && response.body.readableBytes == 0)
                 #expect(response.headers[.contentLength] == nil, "\(response.headers)")
                 #expect(response.headers[.contentType] == "text/csv")
+            }
+        }
+    }
+
+    /// Counts the bodies written to their end, as request metrics do (they hold a request
+    /// active until its body is written).
+    struct BodiesEnded: RouterMiddleware {
+        typealias Context = AppRequestContext
+        let ended: Counter
+
+        final class Counter: Sendable {
+            private let value = Mutex(0)
+            func add() { value.withLock { $0 += 1 } }
+            var count: Int { value.withLock { $0 } }
+        }
+
+        func handle(
+            _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+        ) async throws -> Response {
+            var response = try await next(request, context)
+            let (body, ended) = (response.body, ended)
+            response.body = ResponseBody(contentLength: body.contentLength) { writer in
+                try await body.write(writer)
+                ended.add()
+            }
+            return response
+        }
+    }
+
+    /// A `HEAD` runs its `GET`'s body to the end without sending it, so what waits for the end
+    /// (the request metrics' active requests, found by a review: they grew by one per `HEAD`)
+    /// sees it, for a body of known length and for a streamed one.
+    @Test func aHeadEndsItsGetsBodyUnsent() async throws {
+        let runtime = try TestEnvironment.runtime(name: "orbitcove-test")
+        let router = runtime.makeRouter(checks: [], verifier: nil)
+        let ended = BodiesEnded.Counter()
+        router.add(middleware: BodiesEnded(ended: ended))
+        router.get("/fixed") { _, _ in "fixed" }
+        router.get("/stream") { _, _ in
+            Response(
+                status: .ok,
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "a,b\n"))
+                    try await writer.finish(nil)
+                })
+        }
+        try await runtime.makeApplication(ServiceParts(router: router, services: [])).test(.router) { client in
+            for path in ["/fixed", "/stream"] {
+                let before = ended.count
+                try await client.execute(uri: path, method: .head) { response in
+                    #expect(response.status == .ok && response.body.readableBytes == 0, "\(path)")
+                }
+                #expect(ended.count == before + 1, "\(path)")
             }
         }
     }

@@ -157,9 +157,10 @@ def seed(directory, members, posts, reactors):
     script = ["BEGIN;",
               copy("users", ["id", "apple_id", "email", "display_name"],
                    [(user_id, f"dev:{email}", email, name) for user_id, email, name in imported]),
-              copy("members", ["community_id", "user_id", "role", "joined_at", "invited_by"],
-                   [(community, user_id, "member", timestamp(now - timedelta(days=rng.uniform(1, 700))), admin_id)
-                    for user_id, _, _ in imported])]
+              copy("members", ["community_id", "user_id", "role", "joined_at", "first_joined_at", "invited_by"],
+                   [(community, user_id, "member", joined, joined, admin_id)
+                    for user_id, _, _ in imported
+                    for joined in [timestamp(now - timedelta(days=rng.uniform(1, 700)))]])]
 
     def later(moment, hours):
         """Some time in the `hours` after `moment`, and not after now."""

@@ -206,9 +206,10 @@ def import_members(community, admin_id, tag, label, count, rng, now):
     return [user_id for user_id, _, _ in people], [
         copy("users", ["id", "apple_id", "email", "display_name"],
              [(user_id, f"dev:{email}", email, name) for user_id, email, name in people]),
-        copy("members", ["community_id", "user_id", "role", "joined_at", "invited_by"],
-             [(community, user_id, "member", (now - timedelta(days=rng.uniform(1, 700))).isoformat(), admin_id)
-              for user_id, _, _ in people]),
+        copy("members", ["community_id", "user_id", "role", "joined_at", "first_joined_at", "invited_by"],
+             [(community, user_id, "member", joined, joined, admin_id)
+              for user_id, _, _ in people
+              for joined in [(now - timedelta(days=rng.uniform(1, 700))).isoformat()]]),
     ]
 
 

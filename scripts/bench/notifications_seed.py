@@ -79,8 +79,9 @@ def seed(members):
             FROM generate_series(1, {members - 1}) AS n
             RETURNING id
         ), joined AS (
-            INSERT INTO members (community_id, user_id, role, joined_at, invited_by)
-            SELECT '{community}', id, 'member', NOW() - interval '1 minute', '{coach}' FROM people
+            INSERT INTO members (community_id, user_id, role, joined_at, first_joined_at, invited_by)
+            SELECT '{community}', id, 'member', NOW() - interval '1 minute', NOW() - interval '1 minute', '{coach}'
+            FROM people
             RETURNING user_id
         )
         INSERT INTO devices (token, user_id, environment, bundle_id)

@@ -38,9 +38,10 @@ SELECT ('00000000-0000-4000-9000-' || lpad(to_hex(c), 12, '0'))::uuid,
        ('00000000-0000-4000-8000-' || lpad(to_hex(CASE c WHEN 1 THEN 1 ELSE 21 + (c * 7) % 1979 END), 12, '0'))::uuid
 FROM generate_series(1, 200) c;
 -- The club: people 1 to 20, the first its admin, joining a minute apart.
-INSERT INTO members (community_id, user_id, role, joined_at)
+INSERT INTO members (community_id, user_id, role, joined_at, first_joined_at)
 SELECT '00000000-0000-4000-9000-000000000001', ('00000000-0000-4000-8000-' || lpad(to_hex(n), 12, '0'))::uuid,
-       CASE n WHEN 1 THEN 'admin' ELSE 'member' END::member_role, now() - (100 - n) * interval '1 minute'
+       CASE n WHEN 1 THEN 'admin' ELSE 'member' END::member_role, now() - (100 - n) * interval '1 minute',
+       now() - (100 - n) * interval '1 minute'
 FROM generate_series(1, 20) n;
 -- The others: their creator (the admin, k = 0) and 19 more of people 21 to 1999.
 INSERT INTO members (community_id, user_id, role)

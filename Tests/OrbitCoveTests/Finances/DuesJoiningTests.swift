@@ -6,11 +6,11 @@ import Testing
 
 @testable import CoreService
 
-/// Dues owed by every member fall to those who were members when a period fell due or when
-/// the dues were set up: someone who joins a club in June does not owe the January, February
-/// and March of dues set up in December; dues set up today for periods already past (a club
-/// moving onto the app) are owed by everyone who is a member today; leaving and coming back
-/// does not wipe what was owed.
+/// Dues owed by every member fall to those who had first joined by a period's due date or by
+/// the day the dues were set up: someone who joins a club in June does not owe the January,
+/// February and March of dues set up in December; dues set up today for periods already past
+/// (a club moving onto the app) are owed by everyone who is a member today; leaving and coming
+/// back does not wipe what was owed.
 @Suite struct DuesJoiningTests {
     @Test func aNewMemberOwesOnlyThePeriodsFallingDueSinceJoining() async throws {
         try await CoreHarness.run { api in

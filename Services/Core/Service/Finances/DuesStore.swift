@@ -35,7 +35,7 @@ struct DuesStore: Sendable {
         /// The community's current members and the day each first joined, on its clock, in that
         /// order: dues owed by everyone fall to those who were members when a period fell due or
         /// when the dues were set up (``owers(of:period:)``).
-        var members: [(user: UUID, joinedOn: String)] = []
+        var members: [(user: UUID, firstJoinedOn: String)] = []
         var today: String
 
         struct Row: Sendable {
@@ -61,17 +61,18 @@ struct DuesStore: Sendable {
             return schedule.last(where: { $0.from <= period })?.amount ?? schedule.first?.amount ?? 0
         }
 
-        /// Who owes `period` of `row`: those it names, or every member who was one when it fell
-        /// due or when the dues were set up (periods set up after the fact are everyone's; a
-        /// later member owes from joining on, and leaving and coming back does not wipe it).
+        /// Who owes `period` of `row`: those it names, or every member who had first joined by
+        /// the time it fell due or the dues were set up (periods set up after the fact are
+        /// everyone's; a later member owes from joining on; one who left and came back owes the
+        /// periods in between too, for an admin to waive, rather than leaving to wipe a debt).
         func owers(of row: Row, period: String) -> [UUID] {
             if let named = row.memberIds { return named }
-            return members.prefix { Self.owes(joinedOn: $0.joinedOn, row, period: period) }.map(\.user)
+            return members.filter { Self.owes(firstJoinedOn: $0.firstJoinedOn, row, period: period) }.map(\.user)
         }
 
-        /// Whether someone who first joined on `joinedOn` owes `period` of dues owed by everyone.
-        static func owes(joinedOn: String, _ row: Row, period: String) -> Bool {
-            joinedOn <= max(period, row.setUpOn)
+        /// Whether someone who first joined on `firstJoinedOn` owes `period` of dues owed by everyone.
+        static func owes(firstJoinedOn: String, _ row: Row, period: String) -> Bool {
+            firstJoinedOn <= max(period, row.setUpOn)
         }
 
         /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
@@ -106,10 +107,10 @@ struct DuesStore: Sendable {
             let periods = DuesSchedule.periods(from: row.dueDate, recurrence: row.recurrence, through: today)
             let current = periods.last ?? row.dueDate
             var mine: [DuesMemberStatus] = []
-            let joined = members.first { $0.user == viewer }?.joinedOn
+            let joined = members.first { $0.user == viewer }?.firstJoinedOn
             func viewerOwes(_ period: String) -> Bool {
                 if let named = row.memberIds { return named.contains(viewer) }
-                return joined.map { Self.owes(joinedOn: $0, row, period: period) } ?? false
+                return joined.map { Self.owes(firstJoinedOn: $0, row, period: period) } ?? false
             }
             for period in periods where viewerOwes(period) {
                 let standing = standing(of: viewer, in: row, period: period)
