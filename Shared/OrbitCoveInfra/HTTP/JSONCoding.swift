@@ -142,17 +142,18 @@ extension Request {
     }
 
     /// `application/json`, in any case, with or without parameters, in UTF-8: a `charset`, if
-    /// given, is `utf-8` (JSON between systems is UTF-8, RFC 8259 §8.1; a body declared in
-    /// another is not read as if it were UTF-8).
+    /// given, is `utf-8` or its subset `us-ascii` (JSON between systems is UTF-8, RFC 8259 §8.1;
+    /// a body declared in another, or in an empty one, is not read as if it were UTF-8).
     static func declaresJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
         let parts = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard parts.first == "application/json" else { return false }
         for parameter in parts.dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
             guard pair.count == 2, pair[0] == "charset" else { continue }
             let charset = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            if charset != "utf-8" && charset != "utf8" { return false }
+            if !["utf-8", "utf8", "us-ascii"].contains(charset) { return false }
         }
         return true
     }

@@ -362,6 +362,7 @@ import Testing
             for contentType in [
                 "text/plain", "application/xml", "application/x-www-form-urlencoded",
                 "application/json; charset=utf-16", "application/json; charset=\"ISO-8859-1\"",
+                "application/json; charset=",
             ] {
                 let reply = try await api.call(
                     .patch, preferences, as: coach, json: #"{"push":false}"#, headers: [.contentType: contentType])
@@ -371,6 +372,7 @@ import Testing
             }
             for contentType in [
                 "application/json; charset=UTF-8", "Application/JSON;charset=\"utf-8\"", "application/json",
+                "application/json; charset=us-ascii",
             ] {
                 let reply = try await api.call(
                     .patch, preferences, as: coach, json: #"{"push":true}"#, headers: [.contentType: contentType])
