@@ -83,6 +83,45 @@ import Testing
         }
     }
 
+    /// A body is JSON as RFC 8259 writes it, sent as it is (both found by hostile probes): a
+    /// trailing comma is not JSON, whatever a lenient parser makes of it, and a body declaring a
+    /// content coding is refused rather than read as if it had none (nothing here decodes one,
+    /// RFC 9110 §8.4.1), saying which coding it takes (RFC 7694).
+    @Test func bodiesAreStrictJSONWithoutAContentCoding() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            for body in [
+                #"{"name":"Tigers",}"#, #"{"name":"Tigers" , }"#,
+                #"{"name":"Tigers","settings":{"simplifyDebts":true,}}"#,
+                #"{"name":"Tigers","settings":{"duesReminderDays":[1,2,]}}"#,
+                #"{"name":"Tigers","settings":{"duesReminderDays":[,]}}"#,
+            ] {
+                let reply = try await api.call(.post, "/api/v1/communities", as: ada, json: body)
+                #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
+                #expect(reply.fieldErrors["body"] == "is not valid JSON", "\(body): \(reply.fieldErrors)")
+            }
+            // Commas inside strings are text.
+            let named = try await api.call(
+                .post, "/api/v1/communities", as: ada,
+                json: #"{"name":"Tigers, ]}","settings":{"duesReminderDays":[1,2]}}"#)
+            #expect(named.status == .created, "\(named.status)")
+            for coding in ["gzip", "br", "deflate", "gzip, identity", "x-bogus"] {
+                let reply = try await api.call(
+                    .post, "/api/v1/communities", as: ada, json: #"{"name":"Tigers"}"#,
+                    headers: [.contentEncoding: coding])
+                #expect(
+                    reply.status == .unsupportedMediaType && reply.errorCode == "UNSUPPORTED_MEDIA_TYPE", "\(coding)")
+                #expect(reply.headers[.acceptEncoding] == "identity", "\(coding)")
+            }
+            for coding in ["identity", "Identity"] {
+                let reply = try await api.call(
+                    .post, "/api/v1/communities", as: ada, json: #"{"name":"Tigers"}"#,
+                    headers: [.contentEncoding: coding])
+                #expect(reply.status == .created, "\(coding): \(reply.status)")
+            }
+        }
+    }
+
     @Test func idsAreLowerCaseInBodiesAndHeadersAndAcceptedInEitherCase() async throws {
         try await CoreHarness.run { api in
             let ada = try await api.signIn("Ada")

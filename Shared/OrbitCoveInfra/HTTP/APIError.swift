@@ -43,6 +43,13 @@ extension APIError {
     package static let unsupportedMediaType = APIError(
         .unsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send the body as application/json, in UTF-8")
 
+    /// A body sent with a content coding: none is decoded here, and the answer says which
+    /// coding is taken (RFC 7694).
+    package static let unsupportedContentCoding = APIError(
+        .unsupportedMediaType, code: "UNSUPPORTED_MEDIA_TYPE",
+        message: "Send the body without a content coding (no Content-Encoding, or identity)",
+        headers: [.acceptEncoding: "identity"])
+
     package static func badRequest(_ message: String) -> APIError {
         APIError(.badRequest, code: "BAD_REQUEST", message: message)
     }

@@ -124,15 +124,20 @@ package enum JSONCoding {
 
 extension Request {
     /// Decodes a JSON body, turning a decoding failure into `VALIDATION_FAILED` naming the field.
-    /// The body must be declared `application/json` (`415 UNSUPPORTED_MEDIA_TYPE` otherwise, so
-    /// a form or a text is never read as if it were JSON), and no object in it may name a key
-    /// twice (decoders keep one of the values silently, so the other was never checked).
+    /// The body must be declared `application/json` and sent without a content coding (`415
+    /// UNSUPPORTED_MEDIA_TYPE` otherwise, so a form, a text or a compressed body is never read
+    /// as if it were plain JSON), and be JSON as RFC 8259 writes it (``StrictJSON``): no object
+    /// names a key twice (decoders keep one of the values silently, so the other was never
+    /// checked) and no comma trails.
     package func decodeJSON<Body: Decodable>(as type: Body.Type, context: some RequestContext) async throws -> Body {
         let buffer = try await body.collect(upTo: context.maxUploadSize)
         guard buffer.readableBytes > 0 else { throw APIError.badRequest("A JSON body is required") }
         guard Self.declaresJSON(headers[.contentType]) else { throw APIError.unsupportedMediaType }
-        if let repeated = JSONDuplicateKeys.first(in: buffer.readableBytesView) {
-            throw APIError.validation([repeated: "appears more than once in the object"])
+        guard Self.isUncoded(headers[values: .contentEncoding]) else { throw APIError.unsupportedContentCoding }
+        switch StrictJSON.problem(in: buffer.readableBytesView) {
+        case .repeatedKey(let path)?: throw APIError.validation([path: "appears more than once in the object"])
+        case .trailingComma?: throw APIError.validation(["body": "is not valid JSON"])
+        case nil: break
         }
         do {
             return try JSONCoding.decoder.decode(Body.self, from: Data(buffer: buffer))
@@ -156,6 +161,15 @@ extension Request {
             if !["utf-8", "utf8", "us-ascii"].contains(charset) { return false }
         }
         return true
+    }
+
+    /// Whether the `Content-Encoding` fields say the body is as sent: none, or only `identity`.
+    static func isUncoded(_ fields: [String]) -> Bool {
+        fields.allSatisfy { field in
+            field.split(separator: ",").allSatisfy {
+                $0.trimmingCharacters(in: .whitespaces).lowercased() == "identity"
+            }
+        }
     }
 
     /// What a decoder wanted, in JSON's words rather than Swift's (`Dictionary<String, Any>`).

@@ -431,6 +431,8 @@ import WSClient
                     // A reason naming a long key still fits a close frame (125 bytes).
                     (.text(#"{"type":"subscribe","\#(long)":1,"\#(long)":2}"#), 1008),
                     (.text(#"{"type":"launch"}"#), 1008),
+                    // Not JSON, though Foundation's decoder reads it as if the comma were not there.
+                    (.text(#"{"type":"unsubscribe","communityIds":[],}"#), 1008),
                     (.binary(ByteBuffer(string: "{}")), 1003),
                     (.text(String(repeating: " ", count: 70 * 1024)), 1009),
                     // A text frame that is not UTF-8 (a hostile probe's: it was 1011, "reconnect").

@@ -202,8 +202,10 @@ struct RealtimeStream {
                 return (.policyViolation, "Too many frames: at most \(StreamFrameAllowance.perSecond) a second")
             }
             guard case .text(let text) = message else { return (.unacceptableData, "Send text frames") }
-            if let key = JSONDuplicateKeys.first(in: Array(text.utf8)) {
-                return (.policyViolation, "The key \(key) is named twice")
+            switch StrictJSON.problem(in: Array(text.utf8)) {
+            case .repeatedKey(let key)?: return (.policyViolation, "The key \(key) is named twice")
+            case .trailingComma?: return (.policyViolation, "Not a stream frame: send subscribe or unsubscribe")
+            case nil: break
             }
             guard let frame = try? JSONDecoder().decode(StreamClientFrame.self, from: Data(text.utf8)) else {
                 return (.policyViolation, "Not a stream frame: send subscribe or unsubscribe")

@@ -1,21 +1,33 @@
 import Foundation
 
-/// Finds an object key that appears twice in a JSON text. JSON decoders keep one of the
-/// values and drop the other without a word, so `{"startsAt": "2027-07-01T10:00:00Z",
-/// "startsAt": "nope"}` would pass validation on a value the client did not mean last.
+/// What JSON decoders take that RFC 8259 does not, found in one pass over a JSON text before it
+/// is decoded:
 ///
-/// One pass over the bytes, remembering the keys of each open object. Keys are compared as
-/// the strings they denote (`"a"` and `"\u0061"` are the same key; only a key with an escape
-/// is decoded, values are skipped). Text that is not JSON, or nested deeper than the decoder
-/// takes, is left to the decoder, which explains it better: the scan then reports nothing.
-package enum JSONDuplicateKeys {
+/// - **a key named twice in one object.** Decoders keep one of the values and drop the other
+///   without a word, so `{"startsAt": "2027-07-01T10:00:00Z", "startsAt": "nope"}` would pass
+///   validation on a value the client did not mean last;
+/// - **a trailing comma** (`{"a": 1,}`, `[1, 2,]`), which Foundation's decoder reads as if it
+///   were not there: what sent it is not writing JSON, and may mean something else by it.
+///
+/// The scan remembers the keys of each open object. Keys are compared as the strings they
+/// denote (`"a"` and `"\u0061"` are the same key; only a key with an escape is decoded, values
+/// are skipped). Text that is not JSON otherwise, or nested deeper than the decoder takes, is
+/// left to the decoder, which explains it better: the scan then reports nothing.
+package enum StrictJSON {
     /// As deep as `JSONDecoder` reads; past it the decoder refuses the body anyway.
     static let maxDepth = 512
     /// A path is named by at most this many characters (the response need not echo a megabyte).
     static let maxPathLength = 100
 
-    /// The path of the first repeated key (`pollData.question`, `items[2].name`), or nil.
-    package static func first(in bytes: some Collection<UInt8>) -> String? {
+    package enum Problem: Equatable, Sendable {
+        /// The path of the key named again (`pollData.question`, `items[2].name`).
+        case repeatedKey(String)
+        /// A comma with no member or element after it.
+        case trailingComma
+    }
+
+    /// The first problem in `bytes`, or nil.
+    package static func problem(in bytes: some Collection<UInt8>) -> Problem? {
         var scanner = Scanner(Array(bytes))
         return scanner.run()
     }
@@ -32,17 +44,17 @@ package enum JSONDuplicateKeys {
 
         init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-        mutating func run() -> String? {
+        mutating func run() -> Problem? {
             while position < bytes.count {
                 let byte = bytes[position]
                 switch byte {
                 case UInt8(ascii: "{"):
-                    guard open.count < JSONDuplicateKeys.maxDepth else { return nil }
+                    guard open.count < StrictJSON.maxDepth else { return nil }
                     open.append(.object(keys: [], current: nil))
                     position += 1
-                    if let repeated = readKey() { return repeated }
+                    if let repeated = readKey() { return .repeatedKey(repeated) }
                 case UInt8(ascii: "["):
-                    guard open.count < JSONDuplicateKeys.maxDepth else { return nil }
+                    guard open.count < StrictJSON.maxDepth else { return nil }
                     open.append(.array(index: 0))
                     position += 1
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
@@ -50,9 +62,15 @@ package enum JSONDuplicateKeys {
                     position += 1
                 case UInt8(ascii: ","):
                     position += 1
+                    skipWhitespace()
+                    if position < bytes.count, !open.isEmpty,
+                        bytes[position] == UInt8(ascii: "}") || bytes[position] == UInt8(ascii: "]")
+                    {
+                        return .trailingComma
+                    }
                     switch open.last {
                     case .object?:
-                        if let repeated = readKey() { return repeated }
+                        if let repeated = readKey() { return .repeatedKey(repeated) }
                     case .array(let index)?:
                         open[open.count - 1] = .array(index: index + 1)
                     case nil:
@@ -161,7 +179,7 @@ package enum JSONDuplicateKeys {
                 case .array(let index): path += "[\(index)]"
                 }
             }
-            return String(path.prefix(JSONDuplicateKeys.maxPathLength))
+            return String(path.prefix(StrictJSON.maxPathLength))
         }
     }
 }

@@ -2,8 +2,9 @@ import OrbitCoveInfra
 import Testing
 
 /// A key named twice in one object is found and named by its path; the same key in different
-/// objects, or text that is not JSON, is not a duplicate.
-@Suite struct JSONDuplicateKeysTests {
+/// objects, or text that is not JSON, is not a duplicate. A trailing comma is found wherever it
+/// is; a comma in a string is text.
+@Suite struct StrictJSONTests {
     @Test(arguments: [
         (#"{"startsAt":"2027-07-01T10:00:00Z","startsAt":"nope"}"#, "startsAt"),
         (#"{"a":1,"b":{"c":2,"c":3}}"#, "b.c"),
@@ -17,7 +18,7 @@ import Testing
         (#" { "a" : { "b" : [ 1 , { "a" : 1 } ] } , "a" : 2 } "#, "a"),
     ])
     func aRepeatedKeyIsNamed(json: String, path: String) {
-        #expect(JSONDuplicateKeys.first(in: Array(json.utf8)) == path)
+        #expect(StrictJSON.problem(in: Array(json.utf8)) == .repeatedKey(path))
     }
 
     @Test(arguments: [
@@ -29,7 +30,20 @@ import Testing
         #""#,
     ])
     func distinctKeysAndBrokenTextPass(json: String) {
-        #expect(JSONDuplicateKeys.first(in: Array(json.utf8)) == nil)
+        #expect(StrictJSON.problem(in: Array(json.utf8)) == nil)
+    }
+
+    @Test(arguments: [
+        #"{"a":1,}"#, #"[1,2,]"#, #"{"a":[1,2 , ] }"#, "{\"a\":1,\n\t}", #"{"a":{"b":1,},"c":2}"#,
+        #"[[],[{},],3]"#, #"{"a":1,"b":"x,}",}"#,
+    ])
+    func aTrailingCommaIsFound(json: String) {
+        #expect(StrictJSON.problem(in: Array(json.utf8)) == .trailingComma)
+    }
+
+    @Test(arguments: [#"{"a":"1,}"}"#, #"["],","]"]"#, #"{"a\",}":1}"#, #"[1,2]"#, #"1,]"#])
+    func commasInStringsOrOutsideAnyContainerAreNotTrailing(json: String) {
+        #expect(StrictJSON.problem(in: Array(json.utf8)) == nil)
     }
 
     /// Hostile bodies: nesting past what the decoder takes is left to the decoder (the scan
@@ -37,13 +51,13 @@ import Testing
     /// 100 characters, not echoed whole.
     @Test func hostileBodiesAreLeftToTheDecoderOrNamedShortly() {
         let deep = String(repeating: "[", count: 1_000_000)
-        #expect(JSONDuplicateKeys.first(in: Array(deep.utf8)) == nil)
+        #expect(StrictJSON.problem(in: Array(deep.utf8)) == nil)
         let deepDuplicate = String(repeating: "[", count: 600) + #"{"a":1,"a":2}"#
-        #expect(JSONDuplicateKeys.first(in: Array(deepDuplicate.utf8)) == nil)
+        #expect(StrictJSON.problem(in: Array(deepDuplicate.utf8)) == nil)
         let longKey = String(repeating: "k", count: 100_000)
-        let repeated = JSONDuplicateKeys.first(in: Array(#"{"\#(longKey)":1,"\#(longKey)":2}"#.utf8))
-        #expect(repeated == String(repeating: "k", count: 100))
+        let repeated = StrictJSON.problem(in: Array(#"{"\#(longKey)":1,"\#(longKey)":2}"#.utf8))
+        #expect(repeated == .repeatedKey(String(repeating: "k", count: 100)))
         let escapedValues = "[" + Array(repeating: #""\n\"\u00e9""#, count: 1_000).joined(separator: ",") + "]"
-        #expect(JSONDuplicateKeys.first(in: Array(escapedValues.utf8)) == nil)
+        #expect(StrictJSON.problem(in: Array(escapedValues.utf8)) == nil)
     }
 }
