@@ -25,6 +25,10 @@
 #            and the megabyte it relays cost;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
 # per round, and once: FEED_BUILDS sequential full builds of that feed (about 5,000 VEVENTs).
+# Beside each run's rate, a `cpu=` line: the milliseconds of CPU each part of the stack (core,
+# nginx, PostgreSQL's backends, …) and the load's client spent per request, and a table of
+# their medians at the end: the machine's two cores are what every part shares, so a rate is
+# read through where its time went.
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -130,26 +134,33 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --ver
     "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run;" \
     "window: $instances instances, $ANSWERS answers seeded; feed: $vevents VEVENTs, $(wc -c <"$work/feed.ics") bytes"
 results="$work/results"
-for round in $(seq "$ROUNDS"); do
-    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window.lua" http://127.0.0.1:8080 \
-        | grep '^client=' | tee -a "$results"
-    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window-core.lua" http://127.0.0.1:8082 \
-        | grep '^client=' | tee -a "$results"
+window_pgbench() {
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M extended \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
         -D from="$FROM" -D to="$TO" -D reach="$REACH" -D answers_from="$ANSWERS_FROM" -D ids="$IDS" \
         -f "$work/window.sql" orbitcove 2>/dev/null \
         | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
-            END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }' | tee -a "$results"
+            END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }'
+}
+window_postgresnio() {
     "$(swift build -c release --show-bin-path)/orbitcove-sql-bench" --script "$work/window.sql" \
         --set user_id="$USER_ID" --set community="$COMMUNITY" --set from="$FROM" --set to="$TO" --set reach="$REACH" \
         --set answers_from="$ANSWERS_FROM" --set ids="$IDS" \
-        --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio | tee -a "$results"
-    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/feed.lua" http://127.0.0.1:8080 \
-        | grep '^client=' | tee -a "$results"
+        --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio
+}
+# Each run prints its rate and, on a `cpu=` line, the CPU each part spent per read (measure).
+for round in $(seq "$ROUNDS"); do
+    measure window "$SECONDS_PER_RUN" "$results" \
+        wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window.lua" http://127.0.0.1:8080
+    measure window-core "$SECONDS_PER_RUN" "$results" \
+        wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window-core.lua" http://127.0.0.1:8082
+    measure pgbench "$SECONDS_PER_RUN" "$results" window_pgbench
+    measure postgresnio "$SECONDS_PER_RUN" "$results" window_postgresnio
+    measure feed-304 "$SECONDS_PER_RUN" "$results" \
+        wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/feed.lua" http://127.0.0.1:8080
 done
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
-python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio --no-cpu
 
 # Full feed builds, one at a time (no If-None-Match): what a calendar app's first fetch costs.
 for _ in $(seq "$FEED_BUILDS"); do

@@ -33,6 +33,10 @@
 #             1.5).
 # Goals: http at least 0.75 of static (proxied printed beside it); uncached at least 0.75 of
 # pgbench.
+# Beside each run's rate, a `cpu=` line: the milliseconds of CPU each part of the stack (core,
+# nginx, PostgreSQL's backends, …) and the load's client spent per request, and a table of
+# their medians at the end: the machine's two cores are what every part shares, so a rate is
+# read through where its time went.
 # Stops the stack again at the end. Sends traffic to loopback only and ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -147,34 +151,38 @@ pgbench_reads() {
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" -D limit=21 \
         -f "$3" orbitcove 2>/dev/null \
         | awk -v client="$1" '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
-            END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps * 2, failed }' | tee -a "$results"
+            END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps * 2, failed }'
 }
 # driver_reads MODE: the services' statements through PostgresNIO in MODE (prepared, extended).
 driver_reads() {
     "$SQL_BENCH" --script "$work/reads.sql" --set user_id="$USER_ID" --set community="$COMMUNITY" --set limit=21 \
         --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --requests-per-transaction 2 --mode "$1" \
-        --label "postgresnio-$1" | tee -a "$results"
+        --label "postgresnio-$1"
 }
 # http_reads CLIENT URL: one wrk run of the two requests.
 http_reads() {
-    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/$1.lua" "$2" \
-        | grep '^client=' | tee -a "$results"
+    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/$1.lua" "$2"
 }
+# Each run prints its rate and, on a `cpu=` line, the CPU each part spent per request (measure;
+# the second core and the second nginx as core-uncached and nginx-static).
+CPU_ALSO="core-uncached=$uncached nginx-static=$(cat "$work/static/nginx.pid" 2>/dev/null)"
 # Every cached answer in place before the first round.
 wrk -t 1 -c 1 -d 1s -s "$work/warm.lua" http://127.0.0.1:8080 >/dev/null
 for round in $(seq "$ROUNDS"); do
-    http_reads http http://127.0.0.1:8080
-    http_reads static http://127.0.0.1:8093
-    http_reads proxied http://127.0.0.1:8094
-    http_reads uncached http://127.0.0.1:8092
-    pgbench_reads pgbench orbitcove_app "$work/reads.sql" prepared
-    pgbench_reads pgbench-extended orbitcove_app "$work/reads.sql" extended
-    driver_reads prepared
-    driver_reads extended
-    pgbench_reads pgbench-bypass orbitcove_owner "$work/reads-bypass.sql" prepared
+    measure http "$SECONDS_PER_RUN" "$results" http_reads http http://127.0.0.1:8080
+    measure static "$SECONDS_PER_RUN" "$results" http_reads static http://127.0.0.1:8093
+    measure proxied "$SECONDS_PER_RUN" "$results" http_reads proxied http://127.0.0.1:8094
+    measure uncached "$SECONDS_PER_RUN" "$results" http_reads uncached http://127.0.0.1:8092
+    measure pgbench "$SECONDS_PER_RUN" "$results" pgbench_reads pgbench orbitcove_app "$work/reads.sql" prepared
+    measure pgbench-extended "$SECONDS_PER_RUN" "$results" \
+        pgbench_reads pgbench-extended orbitcove_app "$work/reads.sql" extended
+    measure postgresnio-prepared "$SECONDS_PER_RUN" "$results" driver_reads prepared
+    measure postgresnio-extended "$SECONDS_PER_RUN" "$results" driver_reads extended
+    measure pgbench-bypass "$SECONDS_PER_RUN" "$results" \
+        pgbench_reads pgbench-bypass orbitcove_owner "$work/reads-bypass.sql" prepared
 done
 
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference static
-python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference proxied
-python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
-python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio-prepared
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference proxied --no-cpu
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench --no-cpu
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio-prepared --no-cpu

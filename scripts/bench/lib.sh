@@ -40,10 +40,12 @@ wait_for_queues() {
 }
 
 # CPU seconds used so far by each part of the stack, one "name seconds" line each: the
-# processes recorded in .local/pids (their threads included) and PostgreSQL's backends
-# together (every child of the postmaster). For cpu_used's figures around a measured run.
+# processes recorded in .local/pids (their threads included), nginx (its master and workers)
+# and PostgreSQL's backends together: every child of the postmaster, and what the children
+# that ended (a benchmark client's connections) used, which the postmaster holds once it has
+# reaped them. For cpu_used's and cpu_per_request's figures around a measured run.
 cpu_snapshot() {
-    local ticks file pid name postmaster
+    local ticks file pid name master postmaster
     ticks=$(getconf CLK_TCK)
     for file in .local/pids/*.pid; do
         name=$(basename "$file" .pid)
@@ -53,11 +55,26 @@ cpu_snapshot() {
         awk -v name="$name" -v hz="$ticks" '{ sub(/^.*\) /, ""); printf "%s %.2f\n", name, ($12 + $13) / hz }' \
             "/proc/$pid/stat"
     done
+    master=$(head -n 1 .local/nginx/nginx.pid 2>/dev/null) || master=""
+    # And what a benchmark started of its own (CPU_ALSO="name=pid …": a second core, a second
+    # nginx), each with its children.
+    for entry in ${master:+nginx=$master} ${CPU_ALSO:-}; do
+        name=${entry%%=*}
+        pid=${entry#*=}
+        [[ $pid =~ ^[0-9]+$ ]] || continue
+        for child in "$pid" $(pgrep -P "$pid"); do
+            awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$child/stat" 2>/dev/null || true
+        done | awk -v name="$name" -v hz="$ticks" '{ total += $1 } END { printf "%s %.2f\n", name, total / hz }'
+    done
     postmaster=$(head -n 1 .local/postgres/postmaster.pid 2>/dev/null) || return 0
-    # A backend can end between pgrep and the read (its connection closed): it is skipped.
-    for pid in $(pgrep -P "$postmaster"); do
-        awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true
-    done | awk -v hz="$ticks" '{ total += $1 } END { printf "postgres-backends %.2f\n", total / hz }'
+    # A backend can end between pgrep and the read (its connection closed): it is skipped, and
+    # counted with the reaped ones next time. Fields 16 and 17: the reaped children's time.
+    {
+        awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$postmaster/stat" 2>/dev/null || true
+        for pid in $(pgrep -P "$postmaster"); do
+            awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true
+        done
+    } | awk -v hz="$ticks" '{ total += $1 } END { printf "postgres-backends %.2f\n", total / hz }'
 }
 
 # cpu_used BEFORE AFTER SECONDS: each part's share of one core between two cpu_snapshot
@@ -66,6 +83,36 @@ cpu_used() {
     awk -v seconds="$3" 'NR == FNR { before[$1] = $2; next }
         { used = ($2 - before[$1]) / seconds * 100; if (used >= 0.5) printf "%s %.0f%%\n", $1, used }' "$1" "$2" \
         | sort -k2 -nr | paste -sd ' ' | sed 's/^/  cpu (% of one core): /'
+}
+
+# measure LABEL SECONDS RESULTS COMMAND…: runs a load COMMAND (for SECONDS) whose output has a
+# `client=LABEL … requests_per_s=N` line, and appends to RESULTS (and prints) that line and a
+# `cpu=LABEL cpu_ms_<part>=…` line: the milliseconds of CPU each part of the stack, and the
+# load's client itself, spent per request (parts under 0.05 ms left out), and their total.
+# The machine's cores are what every part shares, so this says where a rate's time went
+# (summarise.py tabulates it).
+measure() {
+    local label=$1 seconds=$2 results=$3 dir line requests client
+    shift 3
+    dir=$(mktemp -d)
+    cpu_snapshot >"$dir/before"
+    # The shell's `time` counts the command's children too: the client's own CPU.
+    local TIMEFORMAT='cpu %U %S'
+    { time "$@" >"$dir/out" 2>/dev/null; } 2>"$dir/time"
+    cpu_snapshot >"$dir/after"
+    line=$(grep -m 1 "^client=$label " "$dir/out" || echo "client=$label requests_per_s=0 errors=1")
+    echo "$line" | tee -a "$results"
+    requests=$(sed -n 's/.*requests_per_s=\([0-9.]*\).*/\1/p' <<<"$line" | awk -v s="$seconds" '{ print $1 * s }')
+    client=$(awk '$1 == "cpu" { print $2 + $3 }' "$dir/time")
+    if awk -v n="$requests" 'BEGIN { exit !(n > 0) }'; then
+        awk -v label="$label" -v requests="$requests" -v client="$client" 'NR == FNR { before[$1] = $2; next }
+            { ms = ($2 - before[$1]) * 1000 / requests
+              if (ms >= 0.05) { line = line sprintf(" cpu_ms_%s=%.2f", $1, ms); total += ms } }
+            END { ms = client * 1000 / requests; total += ms
+                  printf "cpu=%s%s cpu_ms_client=%.2f cpu_ms_total=%.2f\n", label, line, ms, total }' \
+            "$dir/before" "$dir/after" | tee -a "$results"
+    fi
+    rm -rf "$dir"
 }
 
 # psql on the local stack's database as its owner (past row-level security) and as the
