@@ -88,7 +88,7 @@ cpu_used() {
 # measure LABEL SECONDS RESULTS COMMAND…: runs a load COMMAND (for SECONDS) whose output has a
 # `client=LABEL … requests_per_s=N` line, and appends to RESULTS (and prints) that line and a
 # `cpu=LABEL cpu_ms_<part>=…` line: the milliseconds of CPU each part of the stack, and the
-# load's client itself, spent per request (parts under 0.05 ms left out), and their total.
+# load's client itself, spent per request (parts under 5 µs left out), and their total.
 # The machine's cores are what every part shares, so this says where a rate's time went
 # (summarise.py tabulates it).
 measure() {
@@ -107,9 +107,9 @@ measure() {
     if awk -v n="$requests" 'BEGIN { exit !(n > 0) }'; then
         awk -v label="$label" -v requests="$requests" -v client="$client" 'NR == FNR { before[$1] = $2; next }
             { ms = ($2 - before[$1]) * 1000 / requests
-              if (ms >= 0.05) { line = line sprintf(" cpu_ms_%s=%.2f", $1, ms); total += ms } }
+              if (ms >= 0.005) { line = line sprintf(" cpu_ms_%s=%.3f", $1, ms); total += ms } }
             END { ms = client * 1000 / requests; total += ms
-                  printf "cpu=%s%s cpu_ms_client=%.2f cpu_ms_total=%.2f\n", label, line, ms, total }' \
+                  printf "cpu=%s%s cpu_ms_client=%.3f cpu_ms_total=%.3f\n", label, line, ms, total }' \
             "$dir/before" "$dir/after" | tee -a "$results"
     fi
     rm -rf "$dir"

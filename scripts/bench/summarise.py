@@ -13,9 +13,9 @@ import re
 import statistics
 
 
-def median(rows, key):
+def median(rows, key, digits=2):
     values = [float(row[key]) for row in rows if key in row]
-    return f"{statistics.median(values):.2f}" if values else ""
+    return f"{statistics.median(values):.{digits}f}" if values else ""
 
 
 def main():
@@ -74,7 +74,7 @@ def print_spending(spending):
     print("\n| CPU ms per request (median) | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))
     for client, rows in spending.items():
-        cells = [median(rows, part) or "–" for part in order]
+        cells = [median(rows, part, 3) or "–" for part in order]
         print(f"| {client} | " + " | ".join(cells) + " |")
 
 
