@@ -15,7 +15,7 @@ import Testing
         var window = CalendarWindow()
         // Sources used once (single events, overrides) and sources many instances share.
         for _ in 0..<4 {
-            let source = window.addSource(Self.event(&random))
+            let source = try window.addSource(Self.event(&random))
             for _ in 0..<Int(random.next() % 4) + 1 {
                 let own = Self.event(&random)
                 window.instances.append(
@@ -25,9 +25,9 @@ import Testing
                         cancelled: own.cancelled, answers: Self.answers(&random)))
             }
         }
-        window.append(Self.event(&random), answers: Self.answers(&random))
+        try window.append(Self.event(&random), answers: Self.answers(&random))
         window.instances.shuffle(using: &random)
-        let written = try window.json().bytes
+        let written = window.json().bytes
         let encoded = try JSONCoding.encoder.encodeBytes(window.events)
         let first =
             zip(written, encoded).enumerated().first { $0.element.0 != $0.element.1 }?.offset

@@ -6,32 +6,20 @@ import OrbitCoveModels
 /// the request's time. The bytes are the encoder's for ``CalendarWindow/events``
 /// (`CalendarWindowJSONTests` compares them), so clients cannot tell.
 ///
-/// The fields an instance shares with its source (all of a series' instances share one) are
-/// written once per source, into one buffer, and copied into each instance from there; an
-/// instance's own fields, answers and counts are written for each.
+/// The fields an instance shares with its source (all of a series' instances share one) were
+/// written once per source (``WindowSource``, once per version of a stored row) and are copied
+/// into each instance from there; an instance's own fields, answers and counts are written for
+/// each.
 extension CalendarWindow {
-    package func json() throws -> RawJSON {
-        let runCount = CalendarEvent.SharedRun.allCases.count
-        // Source `s`'s run `r` is `shared.bytes[runs[s * runCount + r]]` (runs in the order of
-        // `SharedRun.allCases`, which are its raw values).
-        var shared = JSONWriter(capacity: sources.count * 512)
-        var runs: [Range<Int>] = []
-        runs.reserveCapacity(sources.count * runCount)
-        for source in sources {
-            for run in CalendarEvent.SharedRun.allCases {
-                let start = shared.bytes.count
-                try shared.detached { try source.write(run, to: &$0) }
-                runs.append(start..<shared.bytes.count)
-            }
-        }
-        let capacities = sources.map(\.capacity)
+    package func json() -> RawJSON {
         var json = JSONWriter(capacity: instances.count * 1_024)
-        shared.bytes.withUnsafeBufferPointer { written in
+        instances.withUnsafeBufferPointer { instances in
             json.array(count: instances.count) { json, index in
-                let instance = instances[index]
-                let first = instance.source * runCount
-                write(instance, capacity: capacities[instance.source], to: &json) { run, json in
-                    json.members(UnsafeBufferPointer(rebasing: written[runs[first + run.rawValue]]))
+                let source = sources[instances[index].source]
+                write(instances[index], capacity: source.event.capacity, to: &json) { run, json in
+                    source.json.withUnsafeBufferPointer { written in
+                        json.members(UnsafeBufferPointer(rebasing: written[source.runs[run.rawValue]]))
+                    }
                 }
             }
         }
@@ -69,6 +57,30 @@ extension CalendarWindow {
             json.field("startsAt", instance.startsAt)
             run(.timeZoneToUpdatedAt, &json)
         }
+    }
+}
+
+/// What a window's instances of one event share: the event as each shows it (but for their
+/// own fields, which each instance has) and the JSON of the shared fields, written once, in the
+/// runs that fall between an instance's own fields in key order.
+package final class WindowSource: Sendable {
+    package let event: CalendarEvent
+    /// Run `r` is `json[runs[r]]`, runs in the order of `SharedRun.allCases` (their raw values).
+    let json: [UInt8]
+    let runs: [Range<Int>]
+
+    package init(_ event: CalendarEvent) throws {
+        self.event = event
+        var json = JSONWriter(capacity: 768)
+        var runs: [Range<Int>] = []
+        runs.reserveCapacity(CalendarEvent.SharedRun.allCases.count)
+        for run in CalendarEvent.SharedRun.allCases {
+            let start = json.bytes.count
+            try json.detached { try event.write(run, to: &$0) }
+            runs.append(start..<json.bytes.count)
+        }
+        self.json = json.bytes
+        self.runs = runs
     }
 }
 

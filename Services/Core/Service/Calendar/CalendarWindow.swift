@@ -12,7 +12,8 @@ import OrbitCoveModels
 package struct CalendarWindow {
     /// The events instances come from: a single event, a series' instance template (see
     /// ``GeneratedInstances``), or one override. Their own per-instance fields are not used.
-    package var sources: [CalendarEvent] = []
+    /// Those of stored rows are made once per version of the row (``KnownEvents``).
+    package var sources: [WindowSource] = []
     package var instances: [Instance] = []
 
     package init() {}
@@ -54,15 +55,25 @@ package struct CalendarWindow {
         }
     }
 
-    /// Adds `event` as an instance of its own (a single event, an override, a removed instance).
-    package mutating func append(_ event: CalendarEvent, answers: InstanceAnswers?) {
-        sources.append(event)
-        instances.append(Instance(source: sources.count - 1, event, answers: answers))
+    /// Adds `event` as an instance of its own (an override, a removed instance).
+    package mutating func append(_ event: CalendarEvent, answers: InstanceAnswers?) throws {
+        append(try WindowSource(event), answers: answers)
+    }
+
+    /// Adds `source`'s event as an instance of its own (a single event).
+    package mutating func append(_ source: WindowSource, answers: InstanceAnswers?) {
+        sources.append(source)
+        instances.append(Instance(source: sources.count - 1, source.event, answers: answers))
     }
 
     /// Adds a source many instances will share; its index.
-    package mutating func addSource(_ event: CalendarEvent) -> Int {
-        sources.append(event)
+    package mutating func addSource(_ event: CalendarEvent) throws -> Int {
+        addSource(try WindowSource(event))
+    }
+
+    /// Adds a source many instances will share; its index.
+    package mutating func addSource(_ source: WindowSource) -> Int {
+        sources.append(source)
         return sources.count - 1
     }
 
@@ -70,7 +81,7 @@ package struct CalendarWindow {
     /// halves, big-endian: the order of its lower-case text, without making the text.
     mutating func sort() {
         let keys = instances.map { instance in
-            let (high, low) = sources[instance.source].id.halves
+            let (high, low) = sources[instance.source].event.id.halves
             return (instance.startsAt, high, low, instance.recurrenceId ?? .distantPast)
         }
         instances = keys.indices.sorted { keys[$0] < keys[$1] }.map { instances[$0] }
@@ -80,7 +91,7 @@ package struct CalendarWindow {
     package var events: [CalendarEvent] { instances.map(event) }
 
     func event(_ instance: Instance) -> CalendarEvent {
-        var event = sources[instance.source]
+        var event = sources[instance.source].event
         event.startsAt = instance.startsAt
         event.endsAt = instance.endsAt
         event.startDate = instance.startDate

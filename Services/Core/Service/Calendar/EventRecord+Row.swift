@@ -16,14 +16,20 @@ extension EventRecord {
     /// The row, or the same version of it decoded before and remembered in `known` (nil: none,
     /// decoded every time).
     init(_ row: PostgresRow, known: KnownEvents?) throws {
-        var cells = RowReader(row)
-        id = try cells.next()
-        sequence = try cells.next()
-        updatedAt = try cells.next()
-        if let remembered = known?.record(id, sequence: sequence, updatedAt: updatedAt) {
-            self = remembered
+        if let known {
+            self = try known.event(row).record
             return
         }
+        var cells = RowReader(row)
+        let (id, sequence, updatedAt): (UUID, Int, Date) = (try cells.next(), try cells.next(), try cells.next())
+        try self.init(rest: &cells, id: id, sequence: sequence, updatedAt: updatedAt)
+    }
+
+    /// The row from its fourth column on, the first three read.
+    init(rest cells: inout RowReader, id: UUID, sequence: Int, updatedAt: Date) throws {
+        self.id = id
+        self.sequence = sequence
+        self.updatedAt = updatedAt
         communityId = try cells.next()
         createdBy = try cells.next()
         title = try cells.next()
@@ -55,6 +61,5 @@ extension EventRecord {
         overriddenFields = Set(overridden.compactMap(EventField.init(rawValue:)))
         cancelled = try cells.next()
         createdAt = try cells.next()
-        known?.remember(self)
     }
 }

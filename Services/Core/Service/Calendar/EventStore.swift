@@ -21,7 +21,7 @@ struct EventStore: Sendable {
             // As far back as an instance can start and still run into the window: the longest
             // event, and the day `EventRecord.instanceReach` adds for a change of clocks.
             let reach = window.lowerBound.addingTimeInterval(-EventInput.longest - 86_400)
-            var rows: [EventRecord] = []
+            var rows: [KnownEvent] = []
             for try await row in try await connection.query(
                 """
                 SELECT \(unescaped: EventRecord.columns) FROM events e
@@ -40,13 +40,13 @@ struct EventStore: Sendable {
                   END
                 """, logger: logger)
             {
-                rows.append(try events.decode(row))
+                rows.append(try events.known.event(row))
             }
             // An instance moved into the window from beyond its series' reach (a series that
             // ended, or starts, outside it) is shown through its series, which the statement
             // above did not find: read those series by id (rarely any).
-            let series = Set(rows.lazy.filter(\.isSeries).map(\.id))
-            let absent = Set(rows.lazy.compactMap(\.parentId)).subtracting(series)
+            let series = Set(rows.lazy.filter(\.record.isSeries).map(\.record.id))
+            let absent = Set(rows.lazy.compactMap(\.record.parentId)).subtracting(series)
             if !absent.isEmpty {
                 for try await row in try await connection.query(
                     """
@@ -54,16 +54,18 @@ struct EventStore: Sendable {
                     WHERE e.id = ANY(\(Array(absent))) AND e.community_id = \(community) AND e.deleted_at IS NULL
                     """, logger: logger)
                 {
-                    rows.append(try events.decode(row))
+                    rows.append(try events.known.event(row))
                 }
             }
             // The answers to every instance the window can show: a series' from as long before
             // the window as its instances last (``EventWindow``'s expansion), an override's where
             // its instance was (moved into the window from far away, keyed far away).
-            let moved = rows.compactMap(\.recurrenceId)
-            let earliest = rows.lazy.filter(\.isSeries).map { window.lowerBound.addingTimeInterval(-$0.instanceReach) }
+            let moved = rows.compactMap(\.record.recurrenceId)
+            let earliest = rows.lazy.filter(\.record.isSeries).map {
+                window.lowerBound.addingTimeInterval(-$0.record.instanceReach)
+            }
             let answers = try await Self.answers(
-                to: Array(rows.lazy.filter { !$0.isOverride }.map(\.id)),
+                to: Array(rows.lazy.filter { !$0.record.isOverride }.map(\.record.id)),
                 from: min(earliest.min() ?? window.lowerBound, moved.min() ?? window.lowerBound),
                 before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
                 viewer: viewer, on: connection, logger: logger)
@@ -84,7 +86,7 @@ struct EventStore: Sendable {
                 let key = InstanceKey(eventId: stored.id, recurrenceId: nil)
                 let answers = try await Self.answers(
                     to: [stored.id], from: nil, before: nil, viewer: viewer, on: connection, logger: logger)
-                return decorated(stored.event, key, answers)
+                return try decorated(stored.event, key, answers)
             }
             let key = InstanceKey(eventId: series.id, recurrenceId: start)
             let answers = try await Self.answers(
@@ -92,15 +94,15 @@ struct EventStore: Sendable {
                 logger: logger)
             var event = instance.instance(at: start, of: series)
             if series.exceptionDates.contains(start) { event.cancelled = true }
-            return decorated(event, key, answers)
+            return try decorated(event, key, answers)
         }
     }
 
     /// One event or instance with the caller's answers and its counts.
     private func decorated(
         _ event: CalendarEvent, _ key: InstanceKey, _ answers: AnswerTable
-    ) -> CalendarEvent {
-        EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1, expansions: expansions)
+    ) throws -> CalendarEvent {
+        try EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1, expansions: expansions)
             .decorated(event, key)
     }
 

@@ -34,21 +34,25 @@ struct EventWindow {
 
     static let tooBusy = 10_000
 
-    func instances(of rows: [EventRecord]) throws -> CalendarWindow {
+    func instances(of rows: [KnownEvent]) throws -> CalendarWindow {
         var overrides: [UUID: [Date: EventRecord]] = [:]
-        for row in rows where row.isOverride {
-            if let parent = row.parentId, let recurrenceId = row.recurrenceId {
-                overrides[parent, default: [:]][recurrenceId] = row
+        for row in rows where row.record.isOverride {
+            if let parent = row.record.parentId, let recurrenceId = row.record.recurrenceId {
+                overrides[parent, default: [:]][recurrenceId] = row.record
             }
         }
         var found = CalendarWindow()
-        for row in rows where !row.isOverride {
-            if row.isSeries {
-                try expand(row, overrides: overrides[row.id] ?? [:], into: &found)
-            } else if EventRecord.overlaps(start: row.startsAt, end: row.endsAt, window) {
-                let mine = answers[InstanceKey(eventId: row.id, recurrenceId: nil)]
-                if !row.cancelled || mine?.expectsToAttend == true {
-                    try append(row.event, mine, into: &found)
+        for row in rows where !row.record.isOverride {
+            if let generated = row.generated, let source = row.source {
+                try expand(
+                    row.record, generated, source, overrides: overrides[row.record.id] ?? [:], into: &found)
+            } else if let source = row.source,
+                EventRecord.overlaps(start: row.record.startsAt, end: row.record.endsAt, window)
+            {
+                let mine = answers[InstanceKey(eventId: row.record.id, recurrenceId: nil)]
+                if !row.record.cancelled || mine?.expectsToAttend == true {
+                    guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
+                    found.append(source, answers: mine)
                 }
             }
         }
@@ -56,8 +60,10 @@ struct EventWindow {
         return found
     }
 
+    /// The instances of `series` in the window: `generated` and `source` are what they share.
     private func expand(
-        _ series: EventRecord, overrides: [Date: EventRecord], into found: inout CalendarWindow
+        _ series: EventRecord, _ generated: GeneratedInstances, _ source: WindowSource,
+        overrides: [Date: EventRecord], into found: inout CalendarWindow
     ) throws {
         guard series.rule != nil else { return }
         // Instances that started before the window may still be running in it.
@@ -65,9 +71,8 @@ struct EventWindow {
             of: series.id, sequence: series.sequence, updatedAt: series.updatedAt,
             in: window.lowerBound.addingTimeInterval(-series.instanceReach)..<window.upperBound, most: limit + 1
         ) { series.expansion() }
-        let generated = series.generatedInstances
         let answered = answers.answers(to: series.id)
-        var source: Int?
+        var shared: Int?
         // Only overrides need to know which instances were seen (most series have none).
         var seen = Set<Date>()
         for start in starts {
@@ -84,11 +89,11 @@ struct EventWindow {
             let mine = answered[start]
             guard !series.cancelled || mine?.expectsToAttend == true else { continue }
             guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
-            let shared = source ?? found.addSource(generated.template)
-            source = shared
+            let index = shared ?? found.addSource(source)
+            shared = index
             found.instances.append(
                 CalendarWindow.Instance(
-                    source: shared, startsAt: instance.startsAt, endsAt: instance.endsAt,
+                    source: index, startsAt: instance.startsAt, endsAt: instance.endsAt,
                     startDate: instance.startDate, endDate: instance.endDate, rsvpDeadline: instance.rsvpDeadline,
                     recurrenceId: start, cancelled: series.cancelled, answers: mine))
         }
@@ -114,6 +119,7 @@ struct EventWindow {
     }
 
     private func include(
+
         _ series: EventRecord, _ record: EventRecord, at start: Date, cancelled: Bool, answers mine: InstanceAnswers?,
         into found: inout CalendarWindow
     ) throws {
@@ -123,13 +129,13 @@ struct EventWindow {
 
     private func append(_ event: CalendarEvent, _ mine: InstanceAnswers?, into found: inout CalendarWindow) throws {
         guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
-        found.append(event, answers: mine)
+        try found.append(event, answers: mine)
     }
 
     /// The instance with the caller's answers and its counts.
-    func decorated(_ event: CalendarEvent, _ key: InstanceKey) -> CalendarEvent {
+    func decorated(_ event: CalendarEvent, _ key: InstanceKey) throws -> CalendarEvent {
         var window = CalendarWindow()
-        window.append(event, answers: answers[key])
+        try window.append(event, answers: answers[key])
         return window.events[0]
     }
 }

@@ -8,7 +8,7 @@ extension EventRecord {
 }
 
 /// A series' instances as clients see them, each from one template of what they share.
-struct GeneratedInstances {
+struct GeneratedInstances: Sendable {
     let series: EventRecord
     /// The series as each of its instances shows it, but for the instance's own times.
     let template: CalendarEvent

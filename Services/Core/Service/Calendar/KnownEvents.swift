@@ -1,15 +1,19 @@
 import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import PostgresNIO
 import Synchronization
 
 /// Event rows decoded before, by id and version, so a row read again unchanged is not decoded
-/// again: a window read gets the same few hundred rows on every request, and decoding them was
-/// a tenth of its time. Every change to a row raises its `sequence` and sets `updated_at` to
-/// the moment of the change (the `events_version` trigger), so the same id, sequence and
-/// `updated_at` are the same row; a version from a transaction that rolled back is never read
-/// again, as the next change gets its own moment. Only rows the database returned are looked
-/// up, so it decides, as before, what a reader may see. A change made with the trigger switched
-/// off (`session_replication_role = replica`, a restore with `--disable-triggers`) is not seen
-/// until the row's next change or a restart.
+/// again, nor made again into what a window shows of it: a window read gets the same few
+/// hundred rows on every request, and decoding them, copying them into events and writing
+/// their JSON were a third of its time. Every change to a row raises its `sequence` and sets
+/// `updated_at` to the moment of the change (the `events_version` trigger), so the same id,
+/// sequence and `updated_at` are the same row; a version from a transaction that rolled back is
+/// never read again, as the next change gets its own moment. Only rows the database returned
+/// are looked up, so it decides, as before, what a reader may see. A change made with the
+/// trigger switched off (`session_replication_role = replica`, a restore with
+/// `--disable-triggers`) is not seen until the row's next change or a restart.
 ///
 /// The application owns one (``CoreApplication`` makes it and hands it to ``EventRows``), so
 /// each test server starts with an empty one.
@@ -18,23 +22,49 @@ final class KnownEvents: Sendable {
     static let serviceLimit = 50_000
 
     private let limit: Int
-    private let records = Mutex<[UUID: EventRecord]>([:])
+    private let events = Mutex<[UUID: KnownEvent]>([:])
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    func record(_ id: UUID, sequence: Int, updatedAt: Date) -> EventRecord? {
-        guard let known = records.withLock({ $0[id] }), known.sequence == sequence, known.updatedAt == updatedAt
-        else { return nil }
+    /// The row (read from ``EventRecord/columns``), as remembered or decoded now.
+    func event(_ row: PostgresRow) throws -> KnownEvent {
+        var cells = RowReader(row)
+        let (id, sequence, updatedAt): (UUID, Int, Date) = (try cells.next(), try cells.next(), try cells.next())
+        if let known = events.withLock({ $0[id] }), known.record.sequence == sequence,
+            known.record.updatedAt == updatedAt
+        {
+            return known
+        }
+        let known = try KnownEvent(try EventRecord(rest: &cells, id: id, sequence: sequence, updatedAt: updatedAt))
+        events.withLock { events in
+            if events.count >= limit, events[id] == nil { events.removeAll(keepingCapacity: true) }
+            events[id] = known
+        }
         return known
     }
+}
 
-    /// Remembers `record`; past the limit the memory starts over.
-    func remember(_ record: EventRecord) {
-        records.withLock { records in
-            if records.count >= limit, records[record.id] == nil { records.removeAll(keepingCapacity: true) }
-            records[record.id] = record
+/// One version of a row, and what a window makes of it, made once: a single event's instance
+/// (its own event), a series' instances (their template, and the expansion's helper). An
+/// override is made per read, from its series (rarely any).
+final class KnownEvent: Sendable {
+    let record: EventRecord
+    /// A series' instances as clients see them.
+    let generated: GeneratedInstances?
+    /// The source a window's instances of this row copy: nil for an override.
+    let source: WindowSource?
+
+    init(_ record: EventRecord) throws {
+        self.record = record
+        if record.isSeries {
+            let generated = record.generatedInstances
+            self.generated = generated
+            source = try WindowSource(generated.template)
+        } else {
+            generated = nil
+            source = record.isOverride ? nil : try WindowSource(record.event)
         }
     }
 }
