@@ -102,8 +102,10 @@ struct EventStore: Sendable {
     private func decorated(
         _ event: CalendarEvent, _ key: InstanceKey, _ answers: AnswerTable
     ) throws -> CalendarEvent {
-        try EventWindow(window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1, expansions: expansions)
-            .decorated(event, key)
+        try EventWindow(
+            window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1, expansions: expansions
+        )
+        .decorated(event, key)
     }
 
     // MARK: - Answers
