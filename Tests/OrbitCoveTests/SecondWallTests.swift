@@ -250,6 +250,38 @@ import Testing
         #expect(callable.contains("app_enter_as_user") && !callable.contains("count_answer_delta"))
     }
 
+    /// Every table the services' role may write has row-level security: the migrations' ledger,
+    /// the one table without it, is the owner's to write (a hostile probe's: with the services'
+    /// credentials a row could be deleted, so that `migrate` ran its DDL again, or a checksum
+    /// rewritten to pass an edited migration). The services may still read it.
+    @Test func theServicesWriteOnlyTablesUnderTheWall() async throws {
+        let open = try await withTestDatabase { db in
+            var names: [String] = []
+            for try await name in try await db.client.query(
+                """
+                SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relrowsecurity
+                  AND (has_table_privilege('orbitcove_app', c.oid, 'INSERT')
+                       OR has_table_privilege('orbitcove_app', c.oid, 'UPDATE')
+                       OR has_table_privilege('orbitcove_app', c.oid, 'DELETE')
+                       OR has_table_privilege('orbitcove_app', c.oid, 'TRUNCATE'))
+                ORDER BY 1
+                """, logger: TestEnvironment.logger
+            ).decode(String.self) {
+                names.append(name)
+            }
+            return names
+        }
+        #expect(open.isEmpty, "written by the services without row-level security: \(open)")
+        try await withTestDatabase { db in
+            let outcome = await Self.run("DELETE FROM schema_migrations WHERE false", as: nil, in: db)
+            #expect(outcome == .refused, "\(outcome)")
+            let read = try await db.client.query(
+                "SELECT count(*)::int FROM schema_migrations", logger: TestEnvironment.logger)
+            for try await count in read.decode(Int.self) { #expect(count > 0) }
+        }
+    }
+
     /// The realtime stream's feed reads every community's changes: only system work may, so a
     /// user's context (or none) is refused it, and cannot prune or read what it keeps.
     @Test func theRealtimeFeedIsReadOnlyBySystemWork() async throws {
