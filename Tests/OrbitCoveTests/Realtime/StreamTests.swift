@@ -227,6 +227,18 @@ import WSClient
                 try await Task.sleep(for: .seconds(1.5))
                 #expect(stream.changes(of: hidden).isEmpty)
                 #expect(stream.frames.allSatisfy { $0.type != .change || $0.communityId == club.id })
+                // More communities than a stream follows, in one frame (none of them Ada's): each
+                // is answered by name, and the frame costs no more than the largest a stream
+                // follows (a probe's: it closed the stream as "too many frames").
+                let many = (0..<600).map { _ in StreamSubscription(communityId: UUID(), syncToken: nil) }
+                try stream.send(StreamClientFrame(type: .subscribe, communities: many))
+                let named = Set(many.map(\.communityId))
+                let answered = try await stream.wait(for: "600 refusals") { frames in
+                    frames.filter { $0.type == .refused && named.contains($0.communityId ?? UUID()) }.count == 600
+                }
+                #expect(
+                    answered.filter { named.contains($0.communityId ?? UUID()) }
+                        .allSatisfy { $0.code == "COMMUNITY_NOT_FOUND" })
                 await stream.close()
             }
         }
@@ -484,6 +496,8 @@ import WSClient
         let largest = Allowance.cost(naming: 500)
         let taken = [start, start + .seconds(1), start + .seconds(3)].map { large.take(largest, at: $0) }
         #expect(taken == [true, false, true])
+        // Past what a stream follows, names are refused without reading the log: no dearer.
+        #expect(Allowance.cost(naming: 600) == largest && Allowance.cost(naming: 499) < largest)
     }
 
     @Test func aStreamClosesWhenItsTokenExpiresAndStreamsPerUserAreBounded() async throws {

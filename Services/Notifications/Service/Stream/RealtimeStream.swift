@@ -133,7 +133,9 @@ struct RealtimeStream {
         do {
             // The first of these to end ends the stream, with the close it returns.
             ending = try await withThrowingTaskGroup(of: Ending?.self) { group in
-                group.addTask { try await Self.read(inbound, into: connection) }
+                group.addTask {
+                    try await Self.read(inbound, into: connection, following: settings.maxSubscriptions)
+                }
                 group.addTask {
                     var session = session
                     try await session.start()
@@ -194,7 +196,7 @@ struct RealtimeStream {
     /// Reads client frames into the queue until the client closes; a frame that is not a
     /// stream frame ends the stream with the code returned.
     private static func read(
-        _ inbound: WebSocketInboundStream, into connection: StreamConnection
+        _ inbound: WebSocketInboundStream, into connection: StreamConnection, following: Int
     ) async throws -> Ending? {
         var allowance = StreamFrameAllowance()
         for try await message in inbound.messages(maxSize: largestClientFrame) {
@@ -212,7 +214,7 @@ struct RealtimeStream {
             }
             // A frame naming many communities costs more: each one subscribed reads the log.
             let named = frame.communities?.count ?? frame.communityIds?.count ?? 0
-            guard allowance.take(StreamFrameAllowance.cost(naming: named) - 1, at: .now) else {
+            guard allowance.take(StreamFrameAllowance.cost(naming: named, following: following) - 1, at: .now) else {
                 return (.policyViolation, "Too many frames: at most \(StreamFrameAllowance.perSecond) a second")
             }
             connection.offer(.client(frame))
@@ -253,7 +255,9 @@ struct StreamIdentity: Sendable {
 
 /// What a client may send: a burst of `burst` frames, then `perSecond` a second (each
 /// subscribe reads the change log; an app sends a handful a minute). A frame naming `n`
-/// communities counts as `1 + n / 20` frames, so the largest (500) fits in a burst.
+/// communities counts as `1 + n / 20` frames, so the largest a stream follows (500) fits in a
+/// burst; names past what a stream follows are refused without reading the log, and cost
+/// nothing more.
 package struct StreamFrameAllowance {
     package static let perSecond = 10
     package static let burst = 30
@@ -262,8 +266,11 @@ package struct StreamFrameAllowance {
 
     package init() {}
 
-    /// What a frame naming `communities` communities costs, in frames.
-    package static func cost(naming communities: Int) -> Double { 1 + Double(communities) / 20 }
+    /// What a frame naming `communities` communities costs, in frames, on a stream that follows
+    /// at most `following` (``NotificationsSettings/maxSubscriptions``).
+    package static func cost(naming communities: Int, following: Int = 500) -> Double {
+        1 + Double(min(communities, following)) / 20
+    }
 
     /// Takes `cost` frames' tokens at `now`; false when fewer are left.
     package mutating func take(_ cost: Double = 1, at now: ContinuousClock.Instant) -> Bool {
