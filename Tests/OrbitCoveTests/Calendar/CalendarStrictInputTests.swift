@@ -109,6 +109,23 @@ import Testing
                 #"{"title":"Until the end","startsAt":"2031-06-03T18:00:00Z","recurrenceRule":"FREQ=YEARLY;UNTIL=21991231T235959Z"}"#
             )
             #expect(last.recurrenceRule == "FREQ=YEARLY;UNTIL=21991231T235959Z")
+            // A window reaches the calendar's last moment: its end is exclusive, so 2200 itself
+            // (a probe's: the last instant of 2199 could not be read). An event at the very
+            // end is in it.
+            let lastMoment = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Midnight","startsAt":"2199-12-31T23:59:59.500Z"}"#)
+            let window = try await api.window(club, "2199-12-31T00:00:00Z", "2200-01-01T00:00:00Z", as: coach)
+            #expect(window.contains { $0.id == lastMoment.id })
+            let past = try await api.call(
+                .get, "/api/v1/communities/\(club.id)/events?from=2199-12-31T00:00:00Z&to=2200-01-01T00:00:01Z",
+                as: coach)
+            #expect(past.status == .badRequest && past.fieldErrors.keys.sorted() == ["to"])
+            // A start out of the years names the start alone, not the end and deadline it did
+            // not send (a probe's).
+            let outside = try await api.call(
+                .post, "/api/v1/communities/\(club.id)/events", as: coach,
+                json: #"{"title":"Later","startsAt":"2300-01-01T10:00:00Z"}"#)
+            #expect(outside.status == .badRequest && outside.fieldErrors.keys.sorted() == ["startsAt"])
         }
     }
 

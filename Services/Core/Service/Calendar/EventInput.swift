@@ -143,7 +143,7 @@ struct EventInput {
         for (field, date) in [
             ("startsAt", event.startsAt), ("endsAt", event.endsAt), ("rsvpDeadline", event.rsvpDeadline),
         ]
-        where !Self.supported.contains(date ?? event.startsAt) {
+        where date.map({ !Self.supported.contains($0) }) ?? false {
             problems[field] = "must be between 1900 and 2200"
         }
         if !event.exceptionDates.allSatisfy(Self.supported.contains) {

@@ -88,7 +88,10 @@ struct EventRoutes {
                 problems[name] = "is required (an ISO 8601 date-time with an offset)"
                 return nil
             }
-            guard let date = JSONCoding.parseTimestamp(text), EventInput.supported.contains(date) else {
+            // The window's end is exclusive: it may be the calendar's end itself.
+            guard let date = JSONCoding.parseTimestamp(text),
+                EventInput.supported.contains(date) || (name == "to" && date == EventInput.supported.upperBound)
+            else {
                 problems[name] = "must be an ISO 8601 date-time with an offset, between 1900 and 2200"
                 return nil
             }
