@@ -119,7 +119,6 @@ struct EventWindow {
     }
 
     private func include(
-
         _ series: EventRecord, _ record: EventRecord, at start: Date, cancelled: Bool, answers mine: InstanceAnswers?,
         into found: inout CalendarWindow
     ) throws {

@@ -6,8 +6,9 @@ import Synchronization
 
 /// Event rows decoded before, by id and version, so a row read again unchanged is not decoded
 /// again, nor made again into what a window shows of it: a window read gets the same few
-/// hundred rows on every request, and decoding them, copying them into events and writing
-/// their JSON were a third of its time. Every change to a row raises its `sequence` and sets
+/// hundred rows on every request, and decoding them was a tenth of its time, copying them into
+/// events and writing their shared fields' JSON about another twelfth (BENCHMARKS.md, issue
+/// 20). Every change to a row raises its `sequence` and sets
 /// `updated_at` to the moment of the change (the `events_version` trigger), so the same id,
 /// sequence and `updated_at` are the same row; a version from a transaction that rolled back is
 /// never read again, as the next change gets its own moment. Only rows the database returned
