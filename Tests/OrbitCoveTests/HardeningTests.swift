@@ -83,7 +83,7 @@ import Testing
         }
     }
 
-    /// A body is JSON as RFC 8259 writes it, sent as it is (both found by hostile probes): a
+    /// A body is JSON (RFC 8259), sent as it is (both found by hostile probes): a
     /// trailing comma is not JSON, whatever a lenient parser makes of it, and a body declaring a
     /// content coding is refused rather than read as if it had none (nothing here decodes one,
     /// RFC 9110 §8.4.1), saying which coding it takes (RFC 7694).

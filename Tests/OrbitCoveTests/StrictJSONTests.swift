@@ -1,3 +1,4 @@
+import Foundation
 import OrbitCoveInfra
 import Testing
 
@@ -59,5 +60,72 @@ import Testing
         #expect(repeated == .repeatedKey(String(repeating: "k", count: 100)))
         let escapedValues = "[" + Array(repeating: #""\n\"\u00e9""#, count: 1_000).joined(separator: ",") + "]"
         #expect(StrictJSON.problem(in: Array(escapedValues.utf8)) == nil)
+    }
+
+    /// Over random JSON texts (nesting, keys once per object, strings full of commas, brackets,
+    /// quotes and escapes, whitespace anywhere JSON allows it), which Foundation's parser reads:
+    /// the scan finds nothing, and a comma put before any closing bracket of a non-empty
+    /// container is found.
+    @Test(arguments: 0..<40) func randomJSONPassesAndACommaBeforeAnyCloserIsFound(seed: Int) throws {
+        var random = SplitMix64(seed: UInt64(seed) &+ 7)
+        var closers: [Int] = []
+        var text = ""
+        Self.value(depth: 0, into: &text, closers: &closers, &random)
+        #expect(
+            (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed)) != nil, "\(text)")
+        #expect(StrictJSON.problem(in: Array(text.utf8)) == nil, "\(text)")
+        for closer in closers {
+            var broken = Array(text.utf8)
+            broken.insert(contentsOf: Array(Self.space(&random).utf8) + [UInt8(ascii: ",")], at: closer)
+            #expect(
+                StrictJSON.problem(in: broken) == .trailingComma, "\(String(decoding: broken, as: UTF8.self))")
+        }
+    }
+
+    /// Random JSON into `text`; `closers` gets the byte offset of each non-empty container's
+    /// closing bracket.
+    private static func value(
+        depth: Int, into text: inout String, closers: inout [Int], _ random: inout SplitMix64
+    ) {
+        let kind = depth >= 4 ? random.next() % 4 : random.next() % 6
+        switch kind {
+        case 0: text += ["true", "false", "null", "0", "-12.5e3", "7"][Int(random.next() % 6)]
+        case 1, 2, 3: text += Self.string(&random)
+        case 4:
+            text += "["
+            let count = Int(random.next() % 4)
+            for index in 0..<count {
+                text += Self.space(&random) + (index > 0 ? "," + Self.space(&random) : "")
+                Self.value(depth: depth + 1, into: &text, closers: &closers, &random)
+            }
+            text += Self.space(&random)
+            if count > 0 { closers.append(text.utf8.count) }
+            text += "]"
+        default:
+            text += "{"
+            let count = Int(random.next() % 4)
+            for index in 0..<count {
+                text += Self.space(&random) + (index > 0 ? "," + Self.space(&random) : "")
+                text +=
+                    "\"k\(index)\(Self.string(&random).dropFirst())" + Self.space(&random) + ":" + Self.space(&random)
+                Self.value(depth: depth + 1, into: &text, closers: &closers, &random)
+            }
+            text += Self.space(&random)
+            if count > 0 { closers.append(text.utf8.count) }
+            text += "}"
+        }
+    }
+
+    /// A string literal of what a scan could mistake for structure.
+    private static func string(_ random: inout SplitMix64) -> String {
+        let pieces = [",", "]", "}", "[", "{", ":", "\\\"", "\\\\", "\\n", "\\u00e9", "é", "a", " ", ",]", ",}"]
+        return "\""
+            + (0..<Int(random.next() % 5)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
+            + "\""
+    }
+
+    /// Whitespace JSON allows between tokens, often none.
+    private static func space(_ random: inout SplitMix64) -> String {
+        ["", "", " ", "\n", "\t ", "\r\n"][Int(random.next() % 6)]
     }
 }

@@ -142,21 +142,24 @@ window_pgbench() {
         | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }'
 }
+# Resolved once, before the runs: a build tool starting inside a measured run would count as
+# the client's CPU.
+SQL_BENCH="$(swift build -c release --show-bin-path)/orbitcove-sql-bench"
 window_postgresnio() {
-    "$(swift build -c release --show-bin-path)/orbitcove-sql-bench" --script "$work/window.sql" \
+    "$SQL_BENCH" --script "$work/window.sql" \
         --set user_id="$USER_ID" --set community="$COMMUNITY" --set from="$FROM" --set to="$TO" --set reach="$REACH" \
         --set answers_from="$ANSWERS_FROM" --set ids="$IDS" \
         --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio
 }
-# Each run prints its rate and, on a `cpu=` line, the CPU each part spent per read (measure).
+# Each run prints its rate and, on a `cpu=` line, the CPU each part spent per read (measured).
 for round in $(seq "$ROUNDS"); do
-    measure window "$SECONDS_PER_RUN" "$results" \
+    measured window "$SECONDS_PER_RUN" "$results" \
         wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window.lua" http://127.0.0.1:8080
-    measure window-core "$SECONDS_PER_RUN" "$results" \
+    measured window-core "$SECONDS_PER_RUN" "$results" \
         wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window-core.lua" http://127.0.0.1:8082
-    measure pgbench "$SECONDS_PER_RUN" "$results" window_pgbench
-    measure postgresnio "$SECONDS_PER_RUN" "$results" window_postgresnio
-    measure feed-304 "$SECONDS_PER_RUN" "$results" \
+    measured pgbench "$SECONDS_PER_RUN" "$results" window_pgbench
+    measured postgresnio "$SECONDS_PER_RUN" "$results" window_postgresnio
+    measured feed-304 "$SECONDS_PER_RUN" "$results" \
         wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/feed.lua" http://127.0.0.1:8080
 done
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench

@@ -163,22 +163,22 @@ driver_reads() {
 http_reads() {
     wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/$1.lua" "$2"
 }
-# Each run prints its rate and, on a `cpu=` line, the CPU each part spent per request (measure;
+# Each run prints its rate and, on a `cpu=` line, the CPU each part spent per request (measured;
 # the second core and the second nginx as core-uncached and nginx-static).
 CPU_ALSO="core-uncached=$uncached nginx-static=$(cat "$work/static/nginx.pid" 2>/dev/null)"
 # Every cached answer in place before the first round.
 wrk -t 1 -c 1 -d 1s -s "$work/warm.lua" http://127.0.0.1:8080 >/dev/null
 for round in $(seq "$ROUNDS"); do
-    measure http "$SECONDS_PER_RUN" "$results" http_reads http http://127.0.0.1:8080
-    measure static "$SECONDS_PER_RUN" "$results" http_reads static http://127.0.0.1:8093
-    measure proxied "$SECONDS_PER_RUN" "$results" http_reads proxied http://127.0.0.1:8094
-    measure uncached "$SECONDS_PER_RUN" "$results" http_reads uncached http://127.0.0.1:8092
-    measure pgbench "$SECONDS_PER_RUN" "$results" pgbench_reads pgbench orbitcove_app "$work/reads.sql" prepared
-    measure pgbench-extended "$SECONDS_PER_RUN" "$results" \
+    measured http "$SECONDS_PER_RUN" "$results" http_reads http http://127.0.0.1:8080
+    measured static "$SECONDS_PER_RUN" "$results" http_reads static http://127.0.0.1:8093
+    measured proxied "$SECONDS_PER_RUN" "$results" http_reads proxied http://127.0.0.1:8094
+    measured uncached "$SECONDS_PER_RUN" "$results" http_reads uncached http://127.0.0.1:8092
+    measured pgbench "$SECONDS_PER_RUN" "$results" pgbench_reads pgbench orbitcove_app "$work/reads.sql" prepared
+    measured pgbench-extended "$SECONDS_PER_RUN" "$results" \
         pgbench_reads pgbench-extended orbitcove_app "$work/reads.sql" extended
-    measure postgresnio-prepared "$SECONDS_PER_RUN" "$results" driver_reads prepared
-    measure postgresnio-extended "$SECONDS_PER_RUN" "$results" driver_reads extended
-    measure pgbench-bypass "$SECONDS_PER_RUN" "$results" \
+    measured postgresnio-prepared "$SECONDS_PER_RUN" "$results" driver_reads prepared
+    measured postgresnio-extended "$SECONDS_PER_RUN" "$results" driver_reads extended
+    measured pgbench-bypass "$SECONDS_PER_RUN" "$results" \
         pgbench_reads pgbench-bypass orbitcove_owner "$work/reads-bypass.sql" prepared
 done
 

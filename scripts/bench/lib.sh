@@ -43,7 +43,7 @@ wait_for_queues() {
 # processes recorded in .local/pids (their threads included), nginx (its master and workers)
 # and PostgreSQL's backends together: every child of the postmaster, and what the children
 # that ended (a benchmark client's connections) used, which the postmaster holds once it has
-# reaped them. For cpu_used's and cpu_per_request's figures around a measured run.
+# reaped them. For the figures of cpu_used and measured around a run.
 cpu_snapshot() {
     local ticks file pid name master postmaster
     ticks=$(getconf CLK_TCK)
@@ -85,22 +85,29 @@ cpu_used() {
         | sort -k2 -nr | paste -sd ' ' | sed 's/^/  cpu (% of one core): /'
 }
 
-# measure LABEL SECONDS RESULTS COMMAND…: runs a load COMMAND (for SECONDS) whose output has a
+# measured LABEL SECONDS RESULTS COMMAND…: runs a load COMMAND (for SECONDS) whose output has a
 # `client=LABEL … requests_per_s=N` line, and appends to RESULTS (and prints) that line and a
 # `cpu=LABEL cpu_ms_<part>=…` line: the milliseconds of CPU each part of the stack, and the
 # load's client itself, spent per request (parts under 5 µs left out), and their total.
 # The machine's cores are what every part shares, so this says where a rate's time went
-# (summarise.py tabulates it).
-measure() {
+# (summarise.py tabulates it). A COMMAND that fails, or prints no rate, stops the benchmark
+# with what it said.
+measured() {
     local label=$1 seconds=$2 results=$3 dir line requests client
     shift 3
     dir=$(mktemp -d)
     cpu_snapshot >"$dir/before"
     # The shell's `time` counts the command's children too: the client's own CPU.
     local TIMEFORMAT='cpu %U %S'
-    { time "$@" >"$dir/out" 2>/dev/null; } 2>"$dir/time"
+    if ! { time "$@" >"$dir/out" 2>"$dir/err"; } 2>"$dir/time" || ! grep -q "^client=$label .*requests_per_s=" "$dir/out"
+    then
+        echo "the $label run failed:" >&2
+        cat "$dir/out" "$dir/err" >&2
+        rm -rf "$dir"
+        return 1
+    fi
     cpu_snapshot >"$dir/after"
-    line=$(grep -m 1 "^client=$label " "$dir/out" || echo "client=$label requests_per_s=0 errors=1")
+    line=$(grep -m 1 "^client=$label " "$dir/out")
     echo "$line" | tee -a "$results"
     requests=$(sed -n 's/.*requests_per_s=\([0-9.]*\).*/\1/p' <<<"$line" | awk -v s="$seconds" '{ print $1 * s }')
     client=$(awk '$1 == "cpu" { print $2 + $3 }' "$dir/time")

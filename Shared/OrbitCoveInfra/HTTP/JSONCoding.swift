@@ -126,9 +126,9 @@ extension Request {
     /// Decodes a JSON body, turning a decoding failure into `VALIDATION_FAILED` naming the field.
     /// The body must be declared `application/json` and sent without a content coding (`415
     /// UNSUPPORTED_MEDIA_TYPE` otherwise, so a form, a text or a compressed body is never read
-    /// as if it were plain JSON), and be JSON as RFC 8259 writes it (``StrictJSON``): no object
-    /// names a key twice (decoders keep one of the values silently, so the other was never
-    /// checked) and no comma trails.
+    /// as if it were plain JSON), and be JSON (RFC 8259) with each key once in its object
+    /// (``StrictJSON``): a trailing comma is not JSON, though Foundation's decoder reads past it,
+    /// and of a key named twice decoders keep one value silently, so the other was never checked.
     package func decodeJSON<Body: Decodable>(as type: Body.Type, context: some RequestContext) async throws -> Body {
         let buffer = try await body.collect(upTo: context.maxUploadSize)
         guard buffer.readableBytes > 0 else { throw APIError.badRequest("A JSON body is required") }

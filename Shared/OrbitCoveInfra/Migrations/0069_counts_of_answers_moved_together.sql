@@ -5,9 +5,10 @@
 --    key and counted the instance whole (every answer the statement had moved there), then
 --    each of the others added itself again. Three answers were shown as five, and the parked
 --    keys kept what the first answers left behind. A missing counts row now starts from the
---    answer's own change, as every other change adds to it; an instance is counted whole only
---    for a change that takes away from a row that is not there (none is, unless rows were
---    written past the trigger).
+--    answer's own change, as every other change adds to it (concurrent first answers add up
+--    through ON CONFLICT). An instance is counted whole only for a change that takes away from
+--    a row that is not there, which only answers written past the trigger can leave; such a
+--    recount in a statement that changes many answers of the instance is not exact either.
 CREATE OR REPLACE FUNCTION count_answer_delta(
     event UUID, instance TIMESTAMP WITH TIME ZONE, d_going INTEGER, d_seats INTEGER, d_maybe INTEGER,
     d_declined INTEGER, d_waitlisted INTEGER
@@ -36,23 +37,63 @@ BEGIN
         declined = c.declined + EXCLUDED.declined, waitlisted = c.waitlisted + EXCLUDED.waitlisted;
 END $$;
 
+-- The moves leave nothing at the parked keys: once the answers are on their new keys, the
+-- counts rows they passed through (zero by then: the triggers of each statement have run) are
+-- dropped. The rest as in 0020.
+CREATE OR REPLACE FUNCTION calendar_move_answers(
+    source UUID, target UUID, at TIMESTAMP WITH TIME ZONE, shift INTERVAL, zone TEXT
+) RETURNS INTEGER LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+DECLARE
+    moved INTEGER;
+BEGIN
+    IF NOT app_is_system() AND (
+        SELECT count(*) FROM events e
+        WHERE e.id IN (source, target)
+          AND (e.community_id IN (SELECT app_admin_communities())
+               OR (e.created_by = app_current_user_id() AND e.community_id IN (SELECT app_member_communities())))
+    ) <> (CASE WHEN source = target THEN 1 ELSE 2 END)
+    OR (SELECT count(DISTINCT community_id) FROM events WHERE id IN (source, target)) <> 1 THEN
+        RAISE EXCEPTION 'not allowed to move answers between these events' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- Two steps: a shift by a whole period would otherwise move one answer onto the key of
+    -- the next before that one has moved (the unique index is checked row by row).
+    UPDATE rsvps SET recurrence_id = recurrence_id + INTERVAL '5000 years'
+    WHERE event_id = source AND recurrence_id >= at;
+    UPDATE rsvps
+    SET event_id = target,
+        recurrence_id = (((recurrence_id - INTERVAL '5000 years') AT TIME ZONE zone) + shift) AT TIME ZONE zone
+    WHERE event_id = source AND recurrence_id >= at + INTERVAL '5000 years';
+    GET DIAGNOSTICS moved = ROW_COUNT;
+    -- Only parked keys: `at` is '-infinity' when a whole series moves.
+    DELETE FROM event_instance_counts
+    WHERE event_id = source
+      AND recurrence_id >= greatest(at + INTERVAL '5000 years', TIMESTAMP WITH TIME ZONE '3000-01-01 00:00:00+00');
+    RETURN moved;
+END $$;
+
 -- What the moves miscounted so far: every counts row set to its answers counted afresh, and
 -- the rows at parked keys (no instance is after the year 2200; a parked one is 5,000 years
--- on) dropped once no answer is there.
+-- on) dropped once no answer is there. Answers wait meanwhile (a deploy migrates while the
+-- release before still serves): an answer committed during the recount would be lost from it.
+LOCK TABLE rsvps IN SHARE MODE;
 UPDATE event_instance_counts c
 SET going = a.going, seats = a.seats, maybe = a.maybe, declined = a.declined, waitlisted = a.waitlisted
 FROM (
     SELECT k.event_id, k.recurrence_id,
-           count(r.id) FILTER (WHERE r.status = 'yes' AND NOT r.waitlisted)::integer AS going,
-           coalesce(sum(1 + r.plus_ones) FILTER (WHERE r.status = 'yes' AND NOT r.waitlisted), 0)::integer AS seats,
-           count(r.id) FILTER (WHERE r.status = 'maybe')::integer AS maybe,
-           count(r.id) FILTER (WHERE r.status = 'no')::integer AS declined,
-           count(r.id) FILTER (WHERE r.waitlisted)::integer AS waitlisted
+           coalesce(r.going, 0) AS going, coalesce(r.seats, 0) AS seats, coalesce(r.maybe, 0) AS maybe,
+           coalesce(r.declined, 0) AS declined, coalesce(r.waitlisted, 0) AS waitlisted
     FROM event_instance_counts k
-    LEFT JOIN rsvps r ON r.event_id = k.event_id AND r.recurrence_id IS NOT DISTINCT FROM k.recurrence_id
-    GROUP BY k.event_id, k.recurrence_id
+    LEFT JOIN (
+        SELECT event_id, coalesce(recurrence_id, '-infinity') AS instance,
+               count(*) FILTER (WHERE status = 'yes' AND NOT waitlisted)::integer AS going,
+               coalesce(sum(1 + plus_ones) FILTER (WHERE status = 'yes' AND NOT waitlisted), 0)::integer AS seats,
+               count(*) FILTER (WHERE status = 'maybe')::integer AS maybe,
+               count(*) FILTER (WHERE status = 'no')::integer AS declined,
+               count(*) FILTER (WHERE waitlisted)::integer AS waitlisted
+        FROM rsvps GROUP BY 1, 2
+    ) r ON r.event_id = k.event_id AND r.instance = coalesce(k.recurrence_id, '-infinity')
 ) a
-WHERE c.event_id = a.event_id AND c.recurrence_id IS NOT DISTINCT FROM a.recurrence_id
+WHERE c.event_id = a.event_id AND coalesce(c.recurrence_id, '-infinity') = coalesce(a.recurrence_id, '-infinity')
   AND (c.going, c.seats, c.maybe, c.declined, c.waitlisted) IS DISTINCT FROM
       (a.going, a.seats, a.maybe, a.declined, a.waitlisted);
 DELETE FROM event_instance_counts c

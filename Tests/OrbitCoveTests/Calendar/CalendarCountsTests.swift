@@ -66,6 +66,12 @@ import Testing
                           <> (a.going, a.seats, a.maybe, a.declined, a.waitlisted)
                     """)
                 #expect(wrong.isEmpty, "\(wrong.count) counts rows differ from their answers")
+                let parked = try await owner.systemQuery(
+                    """
+                    SELECT 1 FROM event_instance_counts
+                    WHERE event_id IN (\(series.id), \(tail.id)) AND recurrence_id >= '3000-01-01'
+                    """)
+                #expect(parked.isEmpty, "\(parked.count) counts rows left at parked keys")
             }
         }
     }

@@ -493,11 +493,13 @@ import WSClient
         #expect(allowed(&steady, (0..<300).map { later + .milliseconds(100 * $0) }) == 300)
         // A frame naming many communities costs more: the largest fits a fresh burst, once.
         var large = Allowance()
-        let largest = Allowance.cost(naming: 500)
+        let largest = Allowance.cost(naming: 500, following: 500)
         let taken = [start, start + .seconds(1), start + .seconds(3)].map { large.take(largest, at: $0) }
         #expect(taken == [true, false, true])
         // Past what a stream follows, names are refused without reading the log: no dearer.
-        #expect(Allowance.cost(naming: 600) == largest && Allowance.cost(naming: 499) < largest)
+        #expect(
+            Allowance.cost(naming: 600, following: 500) == largest
+                && Allowance.cost(naming: 499, following: 500) < largest)
     }
 
     @Test func aStreamClosesWhenItsTokenExpiresAndStreamsPerUserAreBounded() async throws {

@@ -6,10 +6,9 @@ import OrbitCoveModels
 /// the request's time. The bytes are the encoder's for ``CalendarWindow/events``
 /// (`CalendarWindowJSONTests` compares them), so clients cannot tell.
 ///
-/// The fields an instance shares with its source (all of a series' instances share one) were
-/// written once per source (``WindowSource``, once per version of a stored row) and are copied
-/// into each instance from there; an instance's own fields, answers and counts are written for
-/// each.
+/// The fields an instance shares with its source (all of a series' instances share one) are
+/// written once per source (``WindowSource``: once per version of a stored row) and copied into
+/// each instance from there; an instance's own fields, answers and counts are written for each.
 extension CalendarWindow {
     package func json() -> RawJSON {
         var json = JSONWriter(capacity: instances.count * 1_024)

@@ -43,10 +43,11 @@ struct EventWindow {
         }
         var found = CalendarWindow()
         for row in rows where !row.record.isOverride {
-            if let generated = row.generated, let source = row.source {
+            let parts = try row.windowParts()
+            if let generated = parts.generated, let source = parts.source {
                 try expand(
                     row.record, generated, source, overrides: overrides[row.record.id] ?? [:], into: &found)
-            } else if let source = row.source,
+            } else if let source = parts.source,
                 EventRecord.overlaps(start: row.record.startsAt, end: row.record.endsAt, window)
             {
                 let mine = answers[InstanceKey(eventId: row.record.id, recurrenceId: nil)]

@@ -268,7 +268,7 @@ package struct StreamFrameAllowance {
 
     /// What a frame naming `communities` communities costs, in frames, on a stream that follows
     /// at most `following` (``NotificationsSettings/maxSubscriptions``).
-    package static func cost(naming communities: Int, following: Int = 500) -> Double {
+    package static func cost(naming communities: Int, following: Int) -> Double {
         1 + Double(min(communities, following)) / 20
     }
 
