@@ -41,7 +41,7 @@ import Testing
                 }
                 let keyword = code.joined(separator: " ").split(whereSeparator: \.isWhitespace).first
                 #expect(
-                    ["CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "INSERT", "UPDATE", "DELETE", "LOCK", "DO"].contains(
+                    ["CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "INSERT", "UPDATE", "DELETE", "LOCK", "SET", "DO"].contains(
                         keyword.map(String.init) ?? ""),
                     "\(migration.name): \(statement.prefix(60))")
             }

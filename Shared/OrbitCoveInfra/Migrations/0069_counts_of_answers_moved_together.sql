@@ -71,10 +71,15 @@ BEGIN
     RETURN moved;
 END $$;
 
--- What the moves miscounted so far: every counts row set to its answers counted afresh, and
--- the rows at parked keys (no instance is after the year 2200; a parked one is 5,000 years
--- on) dropped once no answer is there. Answers wait meanwhile (a deploy migrates while the
--- release before still serves): an answer committed during the recount would be lost from it.
+-- What the moves miscounted so far: every counts row set to its answers counted afresh, a row
+-- made for every instance answered without one (an instance was counted whole on its first
+-- change until now, so an answer written past the trigger, or before 0020, had none; from now
+-- on a first change starts the row from itself), and the rows at parked keys (no instance is
+-- after the year 2200; a parked one is 5,000 years on) dropped once no answer is there.
+-- Answers wait meanwhile (a deploy migrates while the release before still serves): an answer
+-- committed during the recount would be lost from it. A wait of more than ten seconds for the
+-- lock fails the migration, to be run again, rather than holding every answer up behind it.
+SET LOCAL lock_timeout = '10s';
 LOCK TABLE rsvps IN SHARE MODE;
 UPDATE event_instance_counts c
 SET going = a.going, seats = a.seats, maybe = a.maybe, declined = a.declined, waitlisted = a.waitlisted
@@ -96,6 +101,17 @@ FROM (
 WHERE c.event_id = a.event_id AND coalesce(c.recurrence_id, '-infinity') = coalesce(a.recurrence_id, '-infinity')
   AND (c.going, c.seats, c.maybe, c.declined, c.waitlisted) IS DISTINCT FROM
       (a.going, a.seats, a.maybe, a.declined, a.waitlisted);
+INSERT INTO event_instance_counts (event_id, recurrence_id, community_id, going, seats, maybe, declined, waitlisted)
+SELECT r.event_id, r.recurrence_id, e.community_id,
+       count(*) FILTER (WHERE r.status = 'yes' AND NOT r.waitlisted),
+       coalesce(sum(1 + r.plus_ones) FILTER (WHERE r.status = 'yes' AND NOT r.waitlisted), 0),
+       count(*) FILTER (WHERE r.status = 'maybe'),
+       count(*) FILTER (WHERE r.status = 'no'),
+       count(*) FILTER (WHERE r.waitlisted)
+FROM rsvps r JOIN events e ON e.id = r.event_id
+WHERE r.recurrence_id IS NULL OR r.recurrence_id < TIMESTAMP WITH TIME ZONE '3000-01-01 00:00:00+00'
+GROUP BY r.event_id, r.recurrence_id, e.community_id
+ON CONFLICT (event_id, recurrence_id) DO NOTHING;
 DELETE FROM event_instance_counts c
 WHERE c.recurrence_id >= TIMESTAMP WITH TIME ZONE '3000-01-01 00:00:00+00'
   AND NOT EXISTS (SELECT 1 FROM rsvps r WHERE r.event_id = c.event_id AND r.recurrence_id = c.recurrence_id);

@@ -43,18 +43,18 @@ struct EventWindow {
         }
         var found = CalendarWindow()
         for row in rows where !row.record.isOverride {
-            let parts = try row.windowParts()
-            if let generated = parts.generated, let source = parts.source {
+            if row.record.isSeries {
+                let parts = try row.windowParts()
+                guard let generated = parts.generated, let source = parts.source else { continue }
                 try expand(
                     row.record, generated, source, overrides: overrides[row.record.id] ?? [:], into: &found)
-            } else if let source = parts.source,
-                EventRecord.overlaps(start: row.record.startsAt, end: row.record.endsAt, window)
-            {
+            } else if EventRecord.overlaps(start: row.record.startsAt, end: row.record.endsAt, window) {
                 let mine = answers[InstanceKey(eventId: row.record.id, recurrenceId: nil)]
-                if !row.record.cancelled || mine?.expectsToAttend == true {
-                    guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
-                    found.append(source, answers: mine)
-                }
+                guard !row.record.cancelled || mine?.expectsToAttend == true,
+                    let source = try row.windowParts().source
+                else { continue }
+                guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
+                found.append(source, answers: mine)
             }
         }
         found.sort()
