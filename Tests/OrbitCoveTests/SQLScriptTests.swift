@@ -41,8 +41,9 @@ import Testing
                 }
                 let keyword = code.joined(separator: " ").split(whereSeparator: \.isWhitespace).first
                 #expect(
-                    ["CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "INSERT", "UPDATE", "DELETE", "LOCK", "SET", "DO"].contains(
-                        keyword.map(String.init) ?? ""),
+                    ["CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "INSERT", "UPDATE", "DELETE", "LOCK", "SET", "DO"]
+                        .contains(
+                            keyword.map(String.init) ?? ""),
                     "\(migration.name): \(statement.prefix(60))")
             }
         }
