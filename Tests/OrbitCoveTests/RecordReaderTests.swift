@@ -28,28 +28,29 @@ import Testing
                     """)
                 let row = try #require(rows.first)
                 let cells = row.makeRandomAccess()
-                var fields = try RecordReader(row)
-                #expect(try fields.next() as UUID == (try cells[1].decode(UUID.self)))
-                #expect(try fields.next() as UUID? == nil)
-                #expect(try fields.next() as Int == (try cells[3].decode(Int.self)))
-                #expect(try fields.next() as Int == (try cells[4].decode(Int.self)))
-                #expect(try fields.next() as Int? == (try cells[5].decode(Int?.self)))
-                let date: Date = try fields.next()
-                #expect(
-                    date.timeIntervalSinceReferenceDate.bitPattern
-                        == (try cells[6].decode(Date.self)).timeIntervalSinceReferenceDate.bitPattern)
-                #expect(try fields.next() as Date? == nil)
-                #expect(try fields.next() as Date == (try cells[8].decode(Date.self)))
-                #expect(try fields.next() as Date? == (try cells[9].decode(Date?.self)))
-                #expect(try fields.next() as Bool == (try cells[10].decode(Bool.self)))
-                #expect(try fields.next() as String == (try cells[11].decode(String.self)))
-                #expect(try fields.next() as String? == (try cells[12].decode(String?.self)))
-                #expect(try fields.next() as String? == nil)
-                #expect(try fields.next() as String == "")
-                #expect(try fields.next() as Bool? == nil)
-                #expect(try fields.next() as Int? == nil)
-                #expect(big == Int64(try cells[3].decode(Int.self)))
-                #expect(throws: RecordReaderError.tooFewFields(16)) { try fields.next() as Int? }
+                try RecordReader.read(row) { fields in
+                    #expect(try fields.next() as UUID == (try cells[1].decode(UUID.self)))
+                    #expect(try fields.next() as UUID? == nil)
+                    #expect(try fields.next() as Int == (try cells[3].decode(Int.self)))
+                    #expect(try fields.next() as Int == (try cells[4].decode(Int.self)))
+                    #expect(try fields.next() as Int? == (try cells[5].decode(Int?.self)))
+                    let date: Date = try fields.next()
+                    #expect(
+                        date.timeIntervalSinceReferenceDate.bitPattern
+                            == (try cells[6].decode(Date.self)).timeIntervalSinceReferenceDate.bitPattern)
+                    #expect(try fields.next() as Date? == nil)
+                    #expect(try fields.next() as Date == (try cells[8].decode(Date.self)))
+                    #expect(try fields.next() as Date? == (try cells[9].decode(Date?.self)))
+                    #expect(try fields.next() as Bool == (try cells[10].decode(Bool.self)))
+                    #expect(try fields.next() as String == (try cells[11].decode(String.self)))
+                    #expect(try fields.next() as String? == (try cells[12].decode(String?.self)))
+                    #expect(try fields.next() as String? == nil)
+                    #expect(try fields.next() as String == "")
+                    #expect(try fields.next() as Bool? == nil)
+                    #expect(try fields.next() as Int? == nil)
+                    #expect(big == Int64(try cells[3].decode(Int.self)))
+                    #expect(throws: RecordReaderError.tooFewFields(16)) { try fields.next() as Int? }
+                }
             }
         }
     }
@@ -63,17 +64,18 @@ import Testing
                 SELECT ROW(7::int4, 'x'::text, 7::numeric, NULL::uuid, 1.5::float8, 'x'::name), 7::int4
                 """)
             let row = try #require(rows.first)
-            var fields = try RecordReader(row)
-            #expect(throws: RecordReaderError.unexpectedType(field: 0, found: .int4)) { try fields.next() as Date }
-            #expect(throws: RecordReaderError.unexpectedType(field: 1, found: .text)) { try fields.next() as UUID }
-            #expect(throws: RecordReaderError.unexpectedType(field: 2, found: .numeric)) { try fields.next() as Int }
-            #expect(throws: RecordReaderError.unexpectedNull(field: 3)) { try fields.next() as UUID }
-            #expect(throws: RecordReaderError.unexpectedType(field: 4, found: .float8)) { try fields.next() as Int? }
-            #expect(throws: RecordReaderError.unexpectedType(field: 5, found: .name)) { try fields.next() as String }
-            #expect(throws: RecordReaderError.tooFewFields(6)) { try fields.next() as String? }
+            try RecordReader.read(row) { fields in
+                #expect(throws: RecordReaderError.unexpectedType(field: 0, found: .int4)) { try fields.next() as Date }
+                #expect(throws: RecordReaderError.unexpectedType(field: 1, found: .text)) { try fields.next() as UUID }
+                #expect(throws: RecordReaderError.unexpectedType(field: 2, found: .numeric)) { try fields.next() as Int }
+                #expect(throws: RecordReaderError.unexpectedNull(field: 3)) { try fields.next() as UUID }
+                #expect(throws: RecordReaderError.unexpectedType(field: 4, found: .float8)) { try fields.next() as Int? }
+                #expect(throws: RecordReaderError.unexpectedType(field: 5, found: .name)) { try fields.next() as String }
+                #expect(throws: RecordReaderError.tooFewFields(6)) { try fields.next() as String? }
+            }
             // The second column is not a record.
             let cells = row.makeRandomAccess()
-            #expect(throws: RecordReaderError.notARecord(.int4)) { try RecordReader(cells[1]) }
+            #expect(throws: RecordReaderError.notARecord(.int4)) { try RecordReader.read(cells[1]) { _ in } }
         }
     }
 
@@ -86,18 +88,27 @@ import Testing
         }
         func be32(_ value: Int32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
         let uuidType = be32(Int32(bitPattern: PostgresDataType.uuid.rawValue))
-        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader(cell(be32(-1))) }
-        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader(cell([0, 0])) }
-        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader(cell(be32(1), format: .text)) }
-        var cut = try RecordReader(cell(be32(1) + uuidType + [0, 0]))
-        #expect(throws: RecordReaderError.malformed(field: 0)) { try cut.next() as UUID }
-        var long = try RecordReader(cell(be32(1) + uuidType + be32(16) + Array(repeating: 7, count: 15)))
-        #expect(throws: RecordReaderError.malformed(field: 0)) { try long.next() as UUID }
-        var below = try RecordReader(cell(be32(1) + uuidType + be32(-2)))
-        #expect(throws: RecordReaderError.malformed(field: 0)) { try below.next() as UUID? }
-        var short = try RecordReader(cell(be32(1) + uuidType + be32(15) + Array(repeating: 7, count: 15)))
-        #expect(throws: RecordReaderError.unexpectedType(field: 0, found: .uuid)) { try short.next() as UUID }
-        var empty = try RecordReader(cell(be32(0)))
-        #expect(throws: RecordReaderError.tooFewFields(0)) { try empty.next() as Int? }
+        /// The first field of the record in `bytes`, read as `Value`.
+        func first<Value>(_ bytes: [UInt8], as: Value.Type, _ read: (inout RecordReader) throws -> Value) throws {
+            _ = try RecordReader.read(cell(bytes), read)
+        }
+        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader.read(cell(be32(-1))) { _ in } }
+        #expect(throws: RecordReaderError.notARecord(.record)) { try RecordReader.read(cell([0, 0])) { _ in } }
+        #expect(throws: RecordReaderError.notARecord(.record)) {
+            try RecordReader.read(cell(be32(1), format: .text)) { _ in }
+        }
+        #expect(throws: RecordReaderError.malformed(field: 0)) {
+            try first(be32(1) + uuidType + [0, 0], as: UUID.self) { try $0.next() }
+        }
+        #expect(throws: RecordReaderError.malformed(field: 0)) {
+            try first(be32(1) + uuidType + be32(16) + Array(repeating: 7, count: 15), as: UUID.self) { try $0.next() }
+        }
+        #expect(throws: RecordReaderError.malformed(field: 0)) {
+            try first(be32(1) + uuidType + be32(-2), as: UUID?.self) { try $0.next() }
+        }
+        #expect(throws: RecordReaderError.unexpectedType(field: 0, found: .uuid)) {
+            try first(be32(1) + uuidType + be32(15) + Array(repeating: 7, count: 15), as: UUID.self) { try $0.next() }
+        }
+        #expect(throws: RecordReaderError.tooFewFields(0)) { try first(be32(0), as: Int?.self) { try $0.next() } }
     }
 }

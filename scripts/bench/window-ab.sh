@@ -15,7 +15,7 @@
 # 127.0.0.1:8093 and NEW_CORE on 127.0.0.1:8092 against the same servers. It first checks that
 # both answer the same window with the same bytes (an md5 of the instances), then per round runs
 # `wrk -t2 -c16` on the window straight to each in turn and prints each one's windows a second
-# and its CPU per window (user and system time from /proc, divided by the windows served).
+# and its CPU and minor page faults per window (from /proc, divided by the windows served).
 # Stops everything at the end. Sends traffic to loopback only and ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -73,19 +73,21 @@ new_digest=$(digest 8092)
 echo "# $(date -u +%FT%TZ) $(nproc) cores; window: ${new_digest%% *} instances, the same bytes from both;" \
     "wrk -t2 -c16, ${SECONDS_PER_RUN}s per run"
 
+# The process's CPU ticks (user and system) and its minor page faults.
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+page_faults() { awk '{ sub(/^.*\) /, ""); print $8 }' "/proc/$1/stat"; }
 for port in 8093 8092; do wrk -t2 -c16 -d3s -s "$work/window.lua" "http://127.0.0.1:$port" >/dev/null; done
 hz=$(getconf CLK_TCK)
 for round in $(seq "$ROUNDS"); do
     for side in old:8093:"${pids[0]}" new:8092:"${pids[1]}"; do
         IFS=: read -r name port pid <<<"$side"
-        before=$(cpu_ticks "$pid")
+        before=$(cpu_ticks "$pid") faults_before=$(page_faults "$pid")
         rate=$(wrk -t2 -c16 -d"${SECONDS_PER_RUN}s" -s "$work/window.lua" "http://127.0.0.1:$port" |
             awk '/^Requests\/sec:/ { print $2 }')
-        after=$(cpu_ticks "$pid")
+        after=$(cpu_ticks "$pid") faults_after=$(page_faults "$pid")
         awk -v round="$round" -v name="$name" -v rate="$rate" -v ticks=$((after - before)) -v hz="$hz" \
-            -v seconds="$SECONDS_PER_RUN" 'BEGIN {
-                printf "round %d %s: %.1f windows/s, core %.2f ms of CPU a window\n",
-                    round, name, rate, ticks / hz / (rate * seconds) * 1000 }'
+            -v seconds="$SECONDS_PER_RUN" -v faults=$((faults_after - faults_before)) 'BEGIN {
+                printf "round %d %s: %.1f windows/s, core %.2f ms of CPU and %.0f page faults a window\n",
+                    round, name, rate, ticks / hz / (rate * seconds) * 1000, faults / (rate * seconds) }'
     done
 done

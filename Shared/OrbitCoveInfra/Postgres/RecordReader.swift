@@ -5,7 +5,7 @@ import PostgresNIO
 /// from PostgreSQL's binary form. The driver makes a cell for every column of every row it is
 /// asked for (its buffer and column name retained and released each time); a read of a thousand
 /// rows of fifteen columns spent most of its decoding there. As one record the row is one cell,
-/// and its fields are read in place.
+/// and its fields are read in place, from the cell's bytes, while `read` lends them.
 ///
 /// Each field must be the type it is read as (`uuid`; `int2`, `int4` or `int8` into an `Int`;
 /// `timestamptz`; `bool`; `text` or `varchar`), read to the values the driver makes of them
@@ -14,28 +14,46 @@ import PostgresNIO
 /// statement, not the data.
 ///
 /// ```swift
-/// var fields = try RecordReader(row)
-/// let id: UUID = try fields.next()
-/// let note: String? = try fields.next()
+/// let (id, note) = try RecordReader.read(row) { fields in
+///     (try fields.next() as UUID, try fields.next() as String?)
+/// }
 /// ```
 package struct RecordReader {
-    private var bytes: ByteBuffer
+    /// The record's bytes, lent by `read` for its body alone.
+    private let bytes: UnsafeRawBufferPointer
+    private var offset: Int
     private var remaining: Int
     private var field = 0
 
-    /// The record in the row's first column.
-    package init(_ row: PostgresRow) throws {
-        var cells = row.makeIterator()
-        guard let cell = cells.next() else { throw RecordReaderError.notARecord(nil) }
-        try self.init(cell)
+    private init(_ bytes: UnsafeRawBufferPointer, fields: Int) {
+        self.bytes = bytes
+        offset = 4
+        remaining = fields
     }
 
-    package init(_ cell: PostgresCell) throws {
-        guard cell.dataType == .record, cell.format == .binary, var bytes = cell.bytes,
-            let count = bytes.readInteger(as: Int32.self), count >= 0
-        else { throw RecordReaderError.notARecord(cell.dataType) }
-        self.bytes = bytes
-        remaining = Int(count)
+    /// `body` reading the record in the row's first column.
+    package static func read<Result>(
+        _ row: PostgresRow, _ body: (inout RecordReader) throws -> Result
+    ) throws -> Result {
+        var cells = row.makeIterator()
+        guard let cell = cells.next() else { throw RecordReaderError.notARecord(nil) }
+        return try read(cell, body)
+    }
+
+    /// `body` reading the record in `cell`. The reader must not outlive it.
+    package static func read<Result>(
+        _ cell: PostgresCell, _ body: (inout RecordReader) throws -> Result
+    ) throws -> Result {
+        guard cell.dataType == .record, cell.format == .binary, let bytes = cell.bytes else {
+            throw RecordReaderError.notARecord(cell.dataType)
+        }
+        return try bytes.withUnsafeReadableBytes { bytes in
+            guard bytes.count >= 4 else { throw RecordReaderError.notARecord(cell.dataType) }
+            let count = BinaryValue.bigEndian(bytes, as: Int32.self)
+            guard count >= 0 else { throw RecordReaderError.notARecord(cell.dataType) }
+            var reader = RecordReader(bytes, fields: Int(count))
+            return try body(&reader)
+        }
     }
 
     package mutating func next() throws -> UUID { try value(BinaryValue.uuid) }
@@ -58,17 +76,16 @@ package struct RecordReader {
     /// `malformed` field the record cannot be read further.
     private mutating func optional<Value>(_ read: BinaryValue.Read<Value>) throws -> Value? {
         guard remaining > 0 else { throw RecordReaderError.tooFewFields(field) }
-        guard let oid = bytes.readInteger(as: UInt32.self), let length = bytes.readInteger(as: Int32.self)
-        else { throw RecordReaderError.malformed(field: field) }
+        guard bytes.count - offset >= 8 else { throw RecordReaderError.malformed(field: field) }
+        let type = PostgresDataType(BinaryValue.bigEndian(bytes, at: offset, as: UInt32.self))
+        let length = Int(BinaryValue.bigEndian(bytes, at: offset + 4, as: Int32.self))
+        offset += 8
         remaining -= 1
         field += 1
-        let type = PostgresDataType(oid)
         if length == -1 { return nil }
-        // Read in place, without a slice of the buffer (a retain and release per field).
-        let (start, count) = (bytes.readerIndex, Int(length))
-        guard count >= 0, count <= bytes.readableBytes else { throw RecordReaderError.malformed(field: field - 1) }
-        let value = read(type, bytes, start, count)
-        bytes.moveReaderIndex(forwardBy: count)
+        guard length >= 0, length <= bytes.count - offset else { throw RecordReaderError.malformed(field: field - 1) }
+        let value = read(type, UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]))
+        offset += length
         guard let value else { throw RecordReaderError.unexpectedType(field: field - 1, found: type) }
         return value
     }

@@ -54,7 +54,7 @@ extension RowReader {
     /// the driver decides what that means).
     private static func inPlace<Value>(_ cell: PostgresCell, _ read: BinaryValue.Read<Value>) -> Value? {
         guard cell.format == .binary, let bytes = cell.bytes else { return nil }
-        return read(cell.dataType, bytes, bytes.readerIndex, bytes.readableBytes)
+        return bytes.withUnsafeReadableBytes { read(cell.dataType, $0) }
     }
 
     // Each type read in place when it can be, by the driver otherwise (its values, its errors).

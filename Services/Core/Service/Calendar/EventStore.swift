@@ -137,22 +137,23 @@ struct EventStore: Sendable {
               AND (c.recurrence_id IS NULL OR (c.recurrence_id >= \(lower) AND c.recurrence_id < \(upper)))
             """, logger: logger)
         {
-            var fields = try RecordReader(row)
-            let key = InstanceKey(eventId: try fields.next(), recurrenceId: try fields.next())
-            let counts = AttendanceCounts(
-                going: try fields.next(), seats: try fields.next(), maybe: try fields.next(),
-                declined: try fields.next(), waitlisted: try fields.next(), capacity: nil)
-            // No answer of the caller's to this instance: the rest of the record is empty.
-            guard let status: String = try fields.next() else {
-                found.append(AnswerTable.Row(key: key, counts: counts))
-                continue
-            }
-            let rsvp = EventRSVP(
-                familyMemberId: try fields.next(), status: RSVPStatus(rawValue: status) ?? .no,
-                plusOnes: try fields.next(), note: try fields.next(), waitlisted: try fields.next(),
-                respondedAt: try fields.next())
-            let (queuedAt, id): (Date, UUID) = (try fields.next(), try fields.next())
-            found.append(AnswerTable.Row(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id))
+            found.append(
+                try RecordReader.read(row) { fields in
+                    let key = InstanceKey(eventId: try fields.next(), recurrenceId: try fields.next())
+                    let counts = AttendanceCounts(
+                        going: try fields.next(), seats: try fields.next(), maybe: try fields.next(),
+                        declined: try fields.next(), waitlisted: try fields.next(), capacity: nil)
+                    // No answer of the caller's to this instance: the rest of the record is empty.
+                    guard let status: String = try fields.next() else {
+                        return AnswerTable.Row(key: key, counts: counts)
+                    }
+                    let rsvp = EventRSVP(
+                        familyMemberId: try fields.next(), status: RSVPStatus(rawValue: status) ?? .no,
+                        plusOnes: try fields.next(), note: try fields.next(), waitlisted: try fields.next(),
+                        respondedAt: try fields.next())
+                    let (queuedAt, id): (Date, UUID) = (try fields.next(), try fields.next())
+                    return AnswerTable.Row(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id)
+                })
         }
         return AnswerTable(found)
     }
