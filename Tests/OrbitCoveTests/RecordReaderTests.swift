@@ -67,10 +67,16 @@ import Testing
             try RecordReader.read(row) { fields in
                 #expect(throws: RecordReaderError.unexpectedType(field: 0, found: .int4)) { try fields.next() as Date }
                 #expect(throws: RecordReaderError.unexpectedType(field: 1, found: .text)) { try fields.next() as UUID }
-                #expect(throws: RecordReaderError.unexpectedType(field: 2, found: .numeric)) { try fields.next() as Int }
+                #expect(throws: RecordReaderError.unexpectedType(field: 2, found: .numeric)) {
+                    try fields.next() as Int
+                }
                 #expect(throws: RecordReaderError.unexpectedNull(field: 3)) { try fields.next() as UUID }
-                #expect(throws: RecordReaderError.unexpectedType(field: 4, found: .float8)) { try fields.next() as Int? }
-                #expect(throws: RecordReaderError.unexpectedType(field: 5, found: .name)) { try fields.next() as String }
+                #expect(throws: RecordReaderError.unexpectedType(field: 4, found: .float8)) {
+                    try fields.next() as Int?
+                }
+                #expect(throws: RecordReaderError.unexpectedType(field: 5, found: .name)) {
+                    try fields.next() as String
+                }
                 #expect(throws: RecordReaderError.tooFewFields(6)) { try fields.next() as String? }
             }
             // The second column is not a record.
