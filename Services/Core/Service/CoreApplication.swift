@@ -64,7 +64,9 @@ package enum CoreApplication {
         let feeds = CalendarFeedStore(
             database: database, events: events, publicURL: core.publicURL, logger: log("calendar-feeds"))
         EventRoutes(
-            store: EventStore(database: database, events: events, expansions: expansions, logger: log("calendar")),
+            store: EventStore(
+                database: database, events: events, expansions: expansions,
+                windows: KnownWindows(limit: KnownWindows.serviceLimit), logger: log("calendar")),
             editor: EventEditor(writes: kit.writes, events: events, logger: log("calendar")),
             answers: RSVPStore(database: database, events: events, logger: log("rsvps")),
             feeds: feeds

@@ -75,6 +75,29 @@ package struct JSONWriter {
         needsComma = true
     }
 
+    /// An object begun beforehand: `{`, then `written` (members and the next member's key,
+    /// `"a":1,"b":`, as ``detached(_:)`` writes them), whose value comes next.
+    package mutating func open(membersThenKey written: UnsafeBufferPointer<UInt8>) {
+        open(UInt8(ascii: "{"))
+        bytes.append(contentsOf: written)
+        needsComma = false
+    }
+
+    /// More members written beforehand and the next member's key (`"c":3,"d":`), whose value
+    /// comes next.
+    package mutating func membersThenKey(_ written: UnsafeBufferPointer<UInt8>) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(contentsOf: written)
+        needsComma = false
+    }
+
+    /// The last members of an object, written beforehand, and its end.
+    package mutating func close(members written: UnsafeBufferPointer<UInt8>) {
+        members(written)
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
     /// Members on their own (`"a":1,"b":2`, no braces, no comma before the first) added after
     /// what is written so far, to be copied into objects with ``members(_:)`` from the range
     /// they took in ``bytes``: a writer used for such runs, one after another, and nothing else

@@ -48,6 +48,44 @@ import Testing
         }
     }
 
+    /// A window is written once and kept for the next read of the same rows (`KnownWindows`):
+    /// an event added, changed or deleted since is a read of other rows, so the next read shows
+    /// it as it now is, and a second reader of the kept window sees their own answers in it.
+    @Test func aKeptWindowFollowsItsRowsAndItsReaders() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let (from, to) = ("2031-05-01T00:00:00Z", "2031-06-01T00:00:00Z")
+            let events = "/api/v1/communities/\(club.id)/events"
+            let practice = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=2"}"#)
+            #expect(try await api.window(club, from, to, as: coach).map(\.title) == ["Practice", "Practice"])
+            let game = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Game","startsAt":"2031-05-07T10:00:00Z"}"#)
+            #expect(
+                try await api.window(club, from, to, as: coach).map(\.title) == ["Practice", "Game", "Practice"])
+            #expect(
+                try await api.call(.patch, "\(events)/\(game.id)", as: coach, json: #"{"title":"Match"}"#).status
+                    == .ok)
+            #expect(
+                try await api.window(club, from, to, as: coach).map(\.title) == ["Practice", "Match", "Practice"])
+            #expect(
+                try await api.call(.post, "\(events)/\(game.id)/rsvp", as: ada, json: #"{"status":"yes"}"#).status
+                    == .ok)
+            // The same rows for both readers: each sees their own answer, and both the count.
+            let adaSees = try await api.window(club, from, to, as: ada)
+            let coachSees = try await api.window(club, from, to, as: coach)
+            #expect(adaSees.map { $0.rsvp?.status } == [nil, .yes, nil])
+            #expect(coachSees.map { $0.rsvp?.status } == [nil, nil, nil])
+            #expect(adaSees[1].attendance?.going == 1 && coachSees[1].attendance?.going == 1)
+            #expect(try await api.call(.delete, "\(events)/\(practice.id)", as: coach).status == .noContent)
+            #expect(try await api.window(club, from, to, as: ada).map(\.title) == ["Match"])
+        }
+    }
+
     /// An all-day event is a date: it is written as midnight in the community's zone and
     /// read back as `startDate`/`endDate`, whatever zone the client is in.
     @Test func allDayEventsAreDates() async throws {

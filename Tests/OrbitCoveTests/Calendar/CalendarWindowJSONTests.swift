@@ -7,8 +7,10 @@ import OrbitCoveModels
 import Testing
 
 /// The window read writes its instances with `JSONWriter`, copying what a series' instances
-/// share; what it writes must be exactly what the encoder writes for the same events (every
-/// field, null or set, nested answers, escapes), whichever instances share a source.
+/// share and, from a window written once for every reader, each instance's text but its answers;
+/// what it writes for a reader must be exactly what the encoder writes for the events that reader
+/// is shown (every field, null or set, nested answers, escapes; a cancelled instance only for
+/// those who said yes or maybe), whichever instances share a source.
 @Suite struct CalendarWindowJSONTests {
     @Test(arguments: 0..<60) func theWriterWritesTheEncodersBytes(seed: Int) throws {
         var random = SplitMix64(seed: UInt64(seed))
@@ -22,25 +24,44 @@ import Testing
                     CalendarWindow.Instance(
                         source: source, startsAt: own.startsAt, endsAt: own.endsAt, startDate: own.startDate,
                         endDate: own.endDate, rsvpDeadline: own.rsvpDeadline, recurrenceId: own.recurrenceId,
-                        cancelled: own.cancelled, answers: Self.answers(&random)))
+                        cancelled: own.cancelled))
             }
         }
-        try window.append(Self.event(&random), answers: Self.answers(&random))
+        try window.append(Self.event(&random))
         window.instances.shuffle(using: &random)
-        let written = window.json().bytes
-        let encoded = try JSONCoding.encoder.encodeBytes(window.events)
-        let first =
-            zip(written, encoded).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-            ?? min(written.count, encoded.count)
-        #expect(
-            written == encoded,
-            "first difference at \(first): \(String(decoding: written[max(0, first - 60)..<min(written.count, first + 40)], as: UTF8.self)) vs \(String(decoding: encoded[max(0, first - 60)..<min(encoded.count, first + 40)], as: UTF8.self))"
-        )
-        // And inside the envelope, as the route sends it.
-        let meta = ResponseMeta(requestId: "r")
-        #expect(
-            Array(buffer: try Response.envelope(window.json(), meta: meta))
-                == (try JSONCoding.encoder.encodeBytes(DataEnvelope(data: window.events, meta: meta))))
+        let rendered = RenderedWindow(window)
+        // Two readers of the one written window, each with answers of their own.
+        for _ in 0..<2 {
+            var answers: [InstanceKey: InstanceAnswers] = [:]
+            for instance in window.instances {
+                let key = InstanceKey(
+                    eventId: window.sources[instance.source].event.id, recurrenceId: instance.recurrenceId)
+                answers[key] = Self.answers(&random)
+            }
+            let written = rendered.json { answers[$0] }.bytes
+            let events = window.events { answers[$0] }
+            let encoded = try JSONCoding.encoder.encodeBytes(events)
+            let first =
+                zip(written, encoded).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                ?? min(written.count, encoded.count)
+            #expect(
+                written == encoded,
+                "first difference at \(first): \(String(decoding: written[max(0, first - 60)..<min(written.count, first + 40)], as: UTF8.self)) vs \(String(decoding: encoded[max(0, first - 60)..<min(encoded.count, first + 40)], as: UTF8.self))"
+            )
+            #expect(window.json { answers[$0] }.bytes == written)
+            // A cancelled instance is shown to those who said yes or maybe, and only to them.
+            let shown = window.instances.filter { instance in
+                let key = InstanceKey(
+                    eventId: window.sources[instance.source].event.id, recurrenceId: instance.recurrenceId)
+                return !instance.cancelled || answers[key]?.mine.contains { $0.status != .no } == true
+            }
+            #expect(events.count == shown.count)
+            // And inside the envelope, as the route sends it.
+            let meta = ResponseMeta(requestId: "r")
+            #expect(
+                Array(buffer: try Response.envelope(rendered.json { answers[$0] }, meta: meta))
+                    == (try JSONCoding.encoder.encodeBytes(DataEnvelope(data: events, meta: meta))))
+        }
     }
 
     /// An instance's answers: none, counts only, the caller's own, their dependants'.
@@ -50,7 +71,8 @@ import Testing
         if random.next() % 2 == 0 {
             mine.append(
                 EventRSVP(
-                    familyMemberId: nil, status: .yes, plusOnes: 2, note: random.next() % 2 == 0 ? "late \"ish\"" : nil,
+                    familyMemberId: nil, status: random.next() % 2 == 0 ? .yes : .no, plusOnes: 2,
+                    note: random.next() % 2 == 0 ? "late \"ish\"" : nil,
                     waitlisted: true, respondedAt: Date(timeIntervalSince1970: Double(random.next() % 4_000_000_000))))
         }
         for _ in 0..<Int(random.next() % 3) {

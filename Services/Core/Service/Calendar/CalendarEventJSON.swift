@@ -3,59 +3,124 @@ import OrbitCoveInfra
 import OrbitCoveModels
 
 /// A window written straight to JSON: through `Encodable` its thousands of events were most of
-/// the request's time. The bytes are the encoder's for ``CalendarWindow/events``
+/// the request's time. The bytes are the encoder's for ``CalendarWindow/events(answers:)``
 /// (`CalendarWindowJSONTests` compares them), so clients cannot tell.
 ///
 /// The fields an instance shares with its source (all of a series' instances share one) are
-/// written once per source (``WindowSource``: once per version of a stored row) and copied into
-/// each instance from there; an instance's own fields, answers and counts are written for each.
+/// written once per source (``WindowSource``: once per version of a stored row); each instance's
+/// text but its answers is written once per window (``RenderedWindow``: once per version of the
+/// window's rows, ``KnownWindows``); a read copies those and writes the reader's answers and the
+/// counts between them.
 extension CalendarWindow {
-    package func json() -> RawJSON {
-        var json = JSONWriter(capacity: instances.count * 1_024)
-        instances.withUnsafeBufferPointer { instances in
-            json.array(count: instances.count) { json, index in
-                let source = sources[instances[index].source]
-                write(instances[index], capacity: source.event.capacity, to: &json) { run, json in
-                    source.json.withUnsafeBufferPointer { written in
-                        json.members(UnsafeBufferPointer(rebasing: written[source.runs[run.rawValue]]))
+    /// The instances a reader with `answers` is shown, as JSON.
+    package func json(answers: (InstanceKey) -> InstanceAnswers?) -> RawJSON {
+        RenderedWindow(self).json(answers: answers)
+    }
+}
+
+/// Every instance of a window as JSON but for its answers: one text, cut where each instance's
+/// counts, dependants' answers and own answer go (keys in the encoder's sorted order).
+package struct RenderedWindow: Sendable {
+    private let text: [UInt8]
+    private let instances: [Cuts]
+
+    /// One instance: whose answers it shows, its cancellation and capacity, and where its text
+    /// starts (ends: where the next one starts) and each of its holes is.
+    private struct Cuts {
+        var key: InstanceKey
+        var cancelled: Bool
+        var capacity: Int?
+        var start: Int
+        var attendance: Int
+        var dependants: Int
+        var rsvp: Int
+    }
+
+    package init(_ window: CalendarWindow) {
+        var json = JSONWriter(capacity: window.instances.count * 1_024)
+        var instances: [Cuts] = []
+        instances.reserveCapacity(window.instances.count)
+        for instance in window.instances {
+            let source = window.sources[instance.source]
+            let event = source.event
+            var cuts = Cuts(
+                key: InstanceKey(eventId: event.id, recurrenceId: instance.recurrenceId),
+                cancelled: instance.cancelled, capacity: event.capacity, start: json.bytes.count, attendance: 0,
+                dependants: 0, rsvp: 0)
+            source.json.withUnsafeBufferPointer { shared in
+                func run(_ run: CalendarEvent.SharedRun) -> UnsafeBufferPointer<UInt8> {
+                    UnsafeBufferPointer(rebasing: shared[source.runs[run.rawValue]])
+                }
+                json.detached { json in
+                    json.members(run(.allDayToAttachments))
+                    json.key("attendance")
+                }
+                cuts.attendance = json.bytes.count
+                json.detached { json in
+                    json.field("cancelled", instance.cancelled)
+                    json.members(run(.capacityToCreatedBy))
+                    json.key("dependantRsvps")
+                }
+                cuts.dependants = json.bytes.count
+                json.detached { json in
+                    json.members(run(.description))
+                    json.field("endDate", instance.endDate)
+                    json.field("endsAt", instance.endsAt)
+                    json.members(run(.exceptionDatesToLocationName))
+                    json.field("recurrenceId", instance.recurrenceId)
+                    json.members(run(.recurrenceParentIdToRule))
+                    json.key("rsvp")
+                }
+                cuts.rsvp = json.bytes.count
+                json.detached { json in
+                    json.field("rsvpDeadline", instance.rsvpDeadline)
+                    json.members(run(.sequence))
+                    json.field("startDate", instance.startDate)
+                    json.field("startsAt", instance.startsAt)
+                    json.members(run(.timeZoneToUpdatedAt))
+                }
+            }
+            instances.append(cuts)
+        }
+        text = json.bytes
+        self.instances = instances
+    }
+
+    /// How many bytes it keeps.
+    var size: Int { text.count + instances.count * MemoryLayout<Cuts>.stride }
+
+    /// The instances a reader with `answers` is shown (``CalendarWindow/isShown(cancelled:to:)``), with
+    /// their answers and counts.
+    package func json(answers: (InstanceKey) -> InstanceAnswers?) -> RawJSON {
+        var json = JSONWriter(capacity: text.count + instances.count * 160)
+        text.withUnsafeBufferPointer { text in
+            instances.withUnsafeBufferPointer { instances in
+                func part(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+                    UnsafeBufferPointer(rebasing: text[range])
+                }
+                json.array(count: instances.count) { json, index in
+                    let cuts = instances[index]
+                    let answers = answers(cuts.key)
+                    guard CalendarWindow.isShown(cancelled: cuts.cancelled, to: answers) else { return }
+                    let end = index + 1 < instances.count ? instances[index + 1].start : text.count
+                    let mine = answers?.mine ?? []
+                    json.open(membersThenKey: part(cuts.start..<cuts.attendance))
+                    InstanceAnswers.attendance(answers, capacity: cuts.capacity).write(to: &json)
+                    json.membersThenKey(part(cuts.attendance..<cuts.dependants))
+                    json.array(count: mine.count) { json, index in
+                        if mine[index].familyMemberId != nil { mine[index].write(to: &json) }
                     }
+                    json.membersThenKey(part(cuts.dependants..<cuts.rsvp))
+                    if let rsvp = mine.first(where: { $0.familyMemberId == nil }) {
+                        rsvp.write(to: &json)
+                    } else {
+                        json.null()
+                    }
+                    json.close(members: part(cuts.rsvp..<end))
                 }
             }
         }
         return json.raw
-    }
-
-    /// The fields in key order, as `JSONCoding.encoder` (sorted keys) writes them: the shared
-    /// ones, written by `run`, in the runs that fall between the instance's own.
-    private func write(
-        _ instance: Instance, capacity: Int?, to json: inout JSONWriter,
-        run: (CalendarEvent.SharedRun, inout JSONWriter) -> Void
-    ) {
-        let mine = instance.answers?.mine ?? []
-        json.object { json in
-            run(.allDayToAttachments, &json)
-            json.key("attendance")
-            instance.attendance(capacity: capacity).write(to: &json)
-            json.field("cancelled", instance.cancelled)
-            run(.capacityToCreatedBy, &json)
-            json.key("dependantRsvps")
-            json.array(count: mine.count) { json, index in
-                if mine[index].familyMemberId != nil { mine[index].write(to: &json) }
-            }
-            run(.description, &json)
-            json.field("endDate", instance.endDate)
-            json.field("endsAt", instance.endsAt)
-            run(.exceptionDatesToLocationName, &json)
-            json.field("recurrenceId", instance.recurrenceId)
-            run(.recurrenceParentIdToRule, &json)
-            json.key("rsvp")
-            if let rsvp = mine.first(where: { $0.familyMemberId == nil }) { rsvp.write(to: &json) } else { json.null() }
-            json.field("rsvpDeadline", instance.rsvpDeadline)
-            run(.sequence, &json)
-            json.field("startDate", instance.startDate)
-            json.field("startsAt", instance.startsAt)
-            run(.timeZoneToUpdatedAt, &json)
-        }
     }
 }
 

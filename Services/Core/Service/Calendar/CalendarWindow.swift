@@ -2,13 +2,19 @@ import Foundation
 import OrbitCoveInfra
 import OrbitCoveModels
 
-/// A window read's instances, kept as what each shares with its source (a series' instances
-/// share everything but their times, deadline, cancellation and answers) and what is its own:
-/// a window is over a thousand instances of a few hundred events, and making and writing each
-/// as a full ``CalendarEvent`` was most of the read's time.
+/// A window's instances, kept as what each shares with its source (a series' instances share
+/// everything but their times, deadline and cancellation) and what is its own: a window is over a
+/// thousand instances of a few hundred events, and making and writing each as a full
+/// ``CalendarEvent`` was most of the read's time.
 ///
-/// ``events`` is each instance as a client sees it; ``json()`` writes exactly those events as the
-/// encoder would (`CalendarWindowJSONTests` compares the bytes).
+/// It holds every instance of the rows it was made from, whoever reads it: a cancelled instance
+/// too, which only those who said they would come are shown (``isShown(cancelled:to:)``), so the same
+/// window serves every member who reads the same rows (``KnownWindows``), and each reader's
+/// answers and counts are added as it is written (``json(answers:)``).
+///
+/// ``events(answers:)`` is each instance a reader is shown, as a client sees it; ``json(answers:)``
+/// writes exactly those events as the encoder would (`CalendarWindowJSONTests` compares the
+/// bytes).
 package struct CalendarWindow {
     /// The events instances come from: a single event, a series' instance template (see
     /// ``GeneratedInstances``), or one override. Their own per-instance fields are not used.
@@ -18,7 +24,9 @@ package struct CalendarWindow {
 
     package init() {}
 
-    /// What an instance does not share with its source.
+    /// What an instance does not share with its source. Its answers are those to its source's
+    /// event at its `recurrenceId` (a series' for an override: an override's source is its
+    /// instance, with the series' id).
     package struct Instance {
         package var source: Int
         package var startsAt: Date
@@ -28,12 +36,10 @@ package struct CalendarWindow {
         package var rsvpDeadline: Date?
         package var recurrenceId: Date?
         package var cancelled: Bool
-        /// Its counts and the caller's answers (none yet: zero counts, no answers).
-        package var answers: InstanceAnswers?
 
         package init(
             source: Int, startsAt: Date, endsAt: Date?, startDate: String?, endDate: String?, rsvpDeadline: Date?,
-            recurrenceId: Date?, cancelled: Bool, answers: InstanceAnswers?
+            recurrenceId: Date?, cancelled: Bool
         ) {
             self.source = source
             self.startsAt = startsAt
@@ -43,27 +49,26 @@ package struct CalendarWindow {
             self.rsvpDeadline = rsvpDeadline
             self.recurrenceId = recurrenceId
             self.cancelled = cancelled
-            self.answers = answers
         }
 
         /// The instance's own fields, as `event` has them.
-        init(source: Int, _ event: CalendarEvent, answers: InstanceAnswers?) {
+        init(source: Int, _ event: CalendarEvent) {
             self.init(
                 source: source, startsAt: event.startsAt, endsAt: event.endsAt, startDate: event.startDate,
                 endDate: event.endDate, rsvpDeadline: event.rsvpDeadline, recurrenceId: event.recurrenceId,
-                cancelled: event.cancelled, answers: answers)
+                cancelled: event.cancelled)
         }
     }
 
     /// Adds `event` as an instance of its own (an override, a removed instance).
-    package mutating func append(_ event: CalendarEvent, answers: InstanceAnswers?) throws {
-        append(try WindowSource(event), answers: answers)
+    package mutating func append(_ event: CalendarEvent) throws {
+        append(try WindowSource(event))
     }
 
     /// Adds `source`'s event as an instance of its own (a single event).
-    package mutating func append(_ source: WindowSource, answers: InstanceAnswers?) {
+    package mutating func append(_ source: WindowSource) {
         sources.append(source)
-        instances.append(Instance(source: sources.count - 1, source.event, answers: answers))
+        instances.append(Instance(source: sources.count - 1, source.event))
     }
 
     /// Adds a source many instances will share; its index.
@@ -87,10 +92,27 @@ package struct CalendarWindow {
         instances = keys.indices.sorted { keys[$0] < keys[$1] }.map { instances[$0] }
     }
 
-    /// Each instance as a client sees it.
-    package var events: [CalendarEvent] { instances.map(event) }
+    /// Whose answers `instance` shows.
+    func key(_ instance: Instance) -> InstanceKey {
+        InstanceKey(eventId: sources[instance.source].event.id, recurrenceId: instance.recurrenceId)
+    }
 
-    func event(_ instance: Instance) -> CalendarEvent {
+    /// Whether a reader with `answers` (theirs and their dependants') to an instance is shown it: a
+    /// cancelled instance only to those who said yes or maybe, so they learn it is off.
+    static func isShown(cancelled: Bool, to answers: InstanceAnswers?) -> Bool {
+        !cancelled || answers?.expectsToAttend == true
+    }
+
+    /// Each instance a reader with `answers` is shown, as a client sees it.
+    package func events(answers: (InstanceKey) -> InstanceAnswers?) -> [CalendarEvent] {
+        instances.compactMap { instance in
+            let mine = answers(key(instance))
+            return Self.isShown(cancelled: instance.cancelled, to: mine) ? event(instance, answers: mine) : nil
+        }
+    }
+
+    /// `instance` with `answers` (theirs and their dependants') and its counts.
+    func event(_ instance: Instance, answers: InstanceAnswers?) -> CalendarEvent {
         var event = sources[instance.source].event
         event.startsAt = instance.startsAt
         event.endsAt = instance.endsAt
@@ -99,17 +121,22 @@ package struct CalendarWindow {
         event.rsvpDeadline = instance.rsvpDeadline
         event.recurrenceId = instance.recurrenceId
         event.cancelled = instance.cancelled
-        let mine = instance.answers?.mine ?? []
+        Self.decorate(&event, answers: answers)
+        return event
+    }
+
+    /// `event` with `answers` (theirs and their dependants') and its counts.
+    static func decorate(_ event: inout CalendarEvent, answers: InstanceAnswers?) {
+        let mine = answers?.mine ?? []
         event.rsvp = mine.first { $0.familyMemberId == nil }
         event.dependantRsvps = mine.filter { $0.familyMemberId != nil }
-        event.attendance = instance.attendance(capacity: event.capacity)
-        return event
+        event.attendance = InstanceAnswers.attendance(answers, capacity: event.capacity)
     }
 }
 
-extension CalendarWindow.Instance {
+extension InstanceAnswers {
     /// The counts as shown: with the event's capacity, zero before anyone answered.
-    func attendance(capacity: Int?) -> AttendanceCounts {
+    static func attendance(_ answers: InstanceAnswers?, capacity: Int?) -> AttendanceCounts {
         var counts =
             answers?.counts
             ?? AttendanceCounts(going: 0, seats: 0, maybe: 0, declined: 0, waitlisted: 0, capacity: nil)

@@ -10,13 +10,15 @@ struct EventStore: Sendable {
     let database: Database
     let events: EventRows
     let expansions: KnownExpansions
+    let windows: KnownWindows
     let logger: Logger
 
     /// The longest window a read may ask for.
     static let longestWindow: TimeInterval = 400 * 86_400
 
-    /// Every instance overlapping `window`, with the caller's answers and each one's counts.
-    func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> CalendarWindow {
+    /// Every instance overlapping `window` the caller is shown, with their answers and each
+    /// one's counts, as JSON.
+    func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> RawJSON {
         try await database.transaction(userId: viewer) { connection in
             // As far back as an instance can start and still run into the window: the longest
             // event, and the day `EventRecord.instanceReach` adds for a change of clocks.
@@ -69,9 +71,12 @@ struct EventStore: Sendable {
                 from: min(earliest.min() ?? window.lowerBound, moved.min() ?? window.lowerBound),
                 before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
                 viewer: viewer, on: connection, logger: logger)
-            let assembly = EventWindow(
-                window: window, answers: answers, limit: EventWindow.tooBusy, expansions: expansions)
-            return try assembly.instances(of: rows)
+            let rendered = try windows.rendered(of: rows, in: community, over: window) {
+                RenderedWindow(
+                    try EventWindow(window: window, limit: EventWindow.tooBusy, expansions: expansions)
+                        .instances(of: rows))
+            }
+            return rendered.json { answers[$0] }
         }
     }
 
@@ -86,7 +91,7 @@ struct EventStore: Sendable {
                 let key = InstanceKey(eventId: stored.id, recurrenceId: nil)
                 let answers = try await Self.answers(
                     to: [stored.id], from: nil, before: nil, viewer: viewer, on: connection, logger: logger)
-                return try decorated(stored.event, key, answers)
+                return decorated(stored.event, key, answers)
             }
             let key = InstanceKey(eventId: series.id, recurrenceId: start)
             let answers = try await Self.answers(
@@ -94,18 +99,15 @@ struct EventStore: Sendable {
                 logger: logger)
             var event = instance.instance(at: start, of: series)
             if series.exceptionDates.contains(start) { event.cancelled = true }
-            return try decorated(event, key, answers)
+            return decorated(event, key, answers)
         }
     }
 
     /// One event or instance with the caller's answers and its counts.
-    private func decorated(
-        _ event: CalendarEvent, _ key: InstanceKey, _ answers: AnswerTable
-    ) throws -> CalendarEvent {
-        try EventWindow(
-            window: Date.distantPast..<Date.distantFuture, answers: answers, limit: 1, expansions: expansions
-        )
-        .decorated(event, key)
+    private func decorated(_ event: CalendarEvent, _ key: InstanceKey, _ answers: AnswerTable) -> CalendarEvent {
+        var event = event
+        CalendarWindow.decorate(&event, answers: answers[key])
+        return event
     }
 
     // MARK: - Answers

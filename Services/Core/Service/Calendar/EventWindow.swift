@@ -2,9 +2,14 @@ import Foundation
 import OrbitCoveModels
 
 /// One instance: an event's id and, for an instance of a series, its original start.
-struct InstanceKey: Hashable, Sendable {
-    var eventId: UUID
-    var recurrenceId: Date?
+package struct InstanceKey: Hashable, Sendable {
+    package var eventId: UUID
+    package var recurrenceId: Date?
+
+    package init(eventId: UUID, recurrenceId: Date?) {
+        self.eventId = eventId
+        self.recurrenceId = recurrenceId
+    }
 }
 
 /// The answers to one instance: its counts and the caller's own (and their dependants').
@@ -22,12 +27,13 @@ package struct InstanceAnswers: Sendable {
 }
 
 /// Turns the rows a window read found into the window's instances: series expanded in their
-/// zones, overrides in place of the instances they replace, exceptions left out (except, as
-/// cancelled, for those who said they would come), ordered by start.
+/// zones, overrides in place of the instances they replace, exceptions as cancelled instances
+/// (which only those who said they would come are shown), ordered by start. Nothing in it depends
+/// on who reads it: the rows decide it (``KnownWindows`` keeps it for the next read of them).
 struct EventWindow {
     let window: Range<Date>
-    let answers: AnswerTable
-    /// At most this many instances; a busier window is refused (narrow it).
+    /// At most this many instances, cancelled ones included; a busier window is refused
+    /// (narrow it).
     let limit: Int
     /// Series' starts expanded before.
     let expansions: KnownExpansions
@@ -49,12 +55,9 @@ struct EventWindow {
                 try expand(
                     row.record, generated, source, overrides: overrides[row.record.id] ?? [:], into: &found)
             } else if EventRecord.overlaps(start: row.record.startsAt, end: row.record.endsAt, window) {
-                let mine = answers[InstanceKey(eventId: row.record.id, recurrenceId: nil)]
-                guard !row.record.cancelled || mine?.expectsToAttend == true,
-                    let source = try row.windowParts().source
-                else { continue }
+                guard let source = try row.windowParts().source else { continue }
                 guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
-                found.append(source, answers: mine)
+                found.append(source)
             }
         }
         found.sort()
@@ -72,7 +75,6 @@ struct EventWindow {
             of: series.id, sequence: series.sequence, updatedAt: series.updatedAt,
             in: window.lowerBound.addingTimeInterval(-series.instanceReach)..<window.upperBound, most: limit + 1
         ) { series.expansion() }
-        let answered = answers.answers(to: series.id)
         var shared: Int?
         // Only overrides need to know which instances were seen (most series have none).
         var seen = Set<Date>()
@@ -80,15 +82,11 @@ struct EventWindow {
             if !overrides.isEmpty { seen.insert(start) }
             if let record = overrides[start] {
                 guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
-                try include(
-                    series, record, at: start, cancelled: series.cancelled || record.cancelled,
-                    answers: answered[start], into: &found)
+                try append(record.instance(at: start, of: series), into: &found)
                 continue
             }
             let instance = generated.times(at: start)
             guard EventRecord.overlaps(start: instance.startsAt, end: instance.endsAt, window) else { continue }
-            let mine = answered[start]
-            guard !series.cancelled || mine?.expectsToAttend == true else { continue }
             guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
             let index = shared ?? found.addSource(source)
             shared = index
@@ -96,46 +94,27 @@ struct EventWindow {
                 CalendarWindow.Instance(
                     source: index, startsAt: instance.startsAt, endsAt: instance.endsAt,
                     startDate: instance.startDate, endDate: instance.endDate, rsvpDeadline: instance.rsvpDeadline,
-                    recurrenceId: start, cancelled: series.cancelled, answers: mine))
+                    recurrenceId: start, cancelled: series.cancelled))
         }
         // Overrides moved into the window from an instance outside it.
         for (start, record) in overrides where !seen.contains(start) {
             guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window),
                 !series.exceptionDates.contains(start), series.generates(start)
             else { continue }
-            try include(
-                series, record, at: start, cancelled: series.cancelled || record.cancelled, answers: answered[start],
-                into: &found)
+            try append(record.instance(at: start, of: series), into: &found)
         }
-        // Removed instances, for those who said they would come: shown cancelled.
+        // Removed instances: shown cancelled, to those who said they would come.
         for start in series.exceptionDates {
-            let mine = answered[start]
-            guard mine?.expectsToAttend == true else { continue }
             let record = overrides[start] ?? series.generated(at: start)
             guard EventRecord.overlaps(start: record.startsAt, end: record.endsAt, window) else { continue }
             var event = record.instance(at: start, of: series)
             event.cancelled = true
-            try append(event, mine, into: &found)
+            try append(event, into: &found)
         }
     }
 
-    private func include(
-        _ series: EventRecord, _ record: EventRecord, at start: Date, cancelled: Bool, answers mine: InstanceAnswers?,
-        into found: inout CalendarWindow
-    ) throws {
-        guard !cancelled || mine?.expectsToAttend == true else { return }
-        try append(record.instance(at: start, of: series), mine, into: &found)
-    }
-
-    private func append(_ event: CalendarEvent, _ mine: InstanceAnswers?, into found: inout CalendarWindow) throws {
+    private func append(_ event: CalendarEvent, into found: inout CalendarWindow) throws {
         guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
-        try found.append(event, answers: mine)
-    }
-
-    /// The instance with the caller's answers and its counts.
-    func decorated(_ event: CalendarEvent, _ key: InstanceKey) throws -> CalendarEvent {
-        var window = CalendarWindow()
-        try window.append(event, answers: answers[key])
-        return window.events[0]
+        try found.append(event)
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+
+/// Windows assembled and written before, but for their readers' answers, by community and span:
+/// members of a community read the same month over and over, and between two changes to its
+/// events every read finds the same rows and made the same instances of them again: expanding
+/// the series, sorting a thousand instances, writing a megabyte of their JSON. A read whose rows
+/// are the very ones a kept window was made from (the same ``KnownEvent`` of each: the same
+/// version of each row, see ``KnownEvents``) takes that window and adds only its reader's answers
+/// and the counts, which it reads every time. Whatever the rows, the database decides what a
+/// reader may see, as before: a reader who sees other rows gets a window made of them.
+///
+/// Bounded by `limit` bytes of written windows, each counted with a kilobyte for every row it
+/// holds alive; past it, windows are dropped in no particular order. The application owns one
+/// (``CoreApplication`` hands it to ``EventStore``), so each test server starts with an empty one.
+final class KnownWindows: Sendable {
+    /// What the core service keeps: 64 MiB, some forty windows of the benchmark's busy month.
+    static let serviceLimit = 64 << 20
+
+    private struct Key: Hashable {
+        var community: UUID
+        var window: Range<Date>
+    }
+
+    private struct Known {
+        /// The rows it was made from, by identity, in order; `held` keeps them alive, so an
+        /// identity is never another row's.
+        var rows: [ObjectIdentifier]
+        var held: [KnownEvent]
+        var rendered: RenderedWindow
+        var size: Int
+    }
+
+    private struct Memory {
+        var windows: [Key: Known] = [:]
+        var size = 0
+    }
+
+    private let limit: Int
+    private let memory = Mutex(Memory())
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// The window of `community` over `window` made from `rows`: kept, or made by `make` now
+    /// (and kept).
+    func rendered(
+        of rows: [KnownEvent], in community: UUID, over window: Range<Date>, make: () throws -> RenderedWindow
+    ) rethrows -> RenderedWindow {
+        let key = Key(community: community, window: window)
+        let identities = rows.map(ObjectIdentifier.init).sorted()
+        if let known = memory.withLock({ $0.windows[key] }), known.rows == identities { return known.rendered }
+        let rendered = try make()
+        let known = Known(rows: identities, held: rows, rendered: rendered, size: rendered.size + rows.count * 1_024)
+        memory.withLock { memory in
+            if let old = memory.windows.removeValue(forKey: key) { memory.size -= old.size }
+            guard known.size <= limit else { return }
+            while memory.size + known.size > limit, let some = memory.windows.first {
+                memory.windows.removeValue(forKey: some.key)
+                memory.size -= some.value.size
+            }
+            memory.windows[key] = known
+            memory.size += known.size
+        }
+        return rendered
+    }
+}
