@@ -9,10 +9,58 @@ import Testing
 /// a dictionary finds, keep several answers to an instance in the order they were given, and
 /// find nothing where nobody answered.
 @Suite struct AnswerTableTests {
+    typealias Expected = [InstanceKey: (counts: AttendanceCounts, mine: [(Date, UUID, EventRSVP)])]
+
     @Test(arguments: 0..<60) func itFindsWhatADictionaryFinds(seed: Int) {
         var random = SplitMix64(seed: UInt64(seed) &+ 7_001)
+        let (rows, expected, absent) = Self.sample(&random)
+        let table = AnswerTable(rows)
+        for (key, value) in expected {
+            let found = table[key]
+            #expect(found?.counts == value.counts)
+            let order = value.mine.sorted { ($0.0, $0.1.uuidString) < ($1.0, $1.1.uuidString) }.map(\.2)
+            #expect(found?.mine == order)
+            #expect(table.answers(to: key.eventId)[key.recurrenceId]?.mine == order)
+        }
+        for key in absent { #expect(table[key] == nil) }
+        // Between and around the answered starts of a series: nothing.
+        for key in expected.keys {
+            guard let start = key.recurrenceId else { continue }
+            for offset: TimeInterval in [-1, 1, -604_800 * 20, 604_800 * 20] {
+                let near = InstanceKey(eventId: key.eventId, recurrenceId: start.addingTimeInterval(offset))
+                #expect(table[near] == nil)
+            }
+            #expect(table[InstanceKey(eventId: key.eventId, recurrenceId: nil)] == nil)
+        }
+    }
+
+    /// A window read kept (`RenderedWindow`) places the answers statement's rows in its own
+    /// instances instead of through the table: for every instance, answered, unanswered or
+    /// cancelled, it must write what the table gives, and ignore rows for instances it lacks.
+    @Test(arguments: 0..<30) func aKeptWindowPlacesWhatTheTableFinds(seed: Int) throws {
+        var random = SplitMix64(seed: UInt64(seed) &+ 9_001)
+        let (rows, expected, absent) = Self.sample(&random)
+        let table = AnswerTable(rows)
+        var window = CalendarWindow()
+        // Every answered and unanswered instance but a few, which the rows answer all the same.
+        for key in Array(expected.keys) + absent where random.next() % 5 != 0 {
+            var event = CalendarWindowJSONTests.event(&random)
+            event.id = key.eventId
+            let source = try window.addSource(event)
+            window.instances.append(
+                CalendarWindow.Instance(
+                    source: source, startsAt: event.startsAt, endsAt: event.endsAt, startDate: nil, endDate: nil,
+                    rsvpDeadline: nil, recurrenceId: key.recurrenceId, cancelled: random.next() % 3 == 0))
+        }
+        let rendered = RenderedWindow(window)
+        #expect(rendered.json(rows: rows).bytes == rendered.json { table[$0] }.bytes)
+    }
+
+    /// Rows of the answers statement for random events and instances, in any order: what each
+    /// answered instance holds, and instances nobody answered.
+    static func sample(_ random: inout SplitMix64) -> (rows: [AnswerTable.Row], Expected, absent: [InstanceKey]) {
         var rows: [AnswerTable.Row] = []
-        var expected: [InstanceKey: (counts: AttendanceCounts, mine: [(Date, UUID, EventRSVP)])] = [:]
+        var expected: Expected = [:]
         var absent: [InstanceKey] = [InstanceKey(eventId: Self.id(&random), recurrenceId: nil)]
         for _ in 0..<Int(random.next() % 12) {
             let event = Self.id(&random)
@@ -48,24 +96,7 @@ import Testing
             }
         }
         rows.shuffle(using: &random)
-        let table = AnswerTable(rows)
-        for (key, value) in expected {
-            let found = table[key]
-            #expect(found?.counts == value.counts)
-            let order = value.mine.sorted { ($0.0, $0.1.uuidString) < ($1.0, $1.1.uuidString) }.map(\.2)
-            #expect(found?.mine == order)
-            #expect(table.answers(to: key.eventId)[key.recurrenceId]?.mine == order)
-        }
-        for key in absent { #expect(table[key] == nil) }
-        // Between and around the answered starts of a series: nothing.
-        for key in expected.keys {
-            guard let start = key.recurrenceId else { continue }
-            for offset: TimeInterval in [-1, 1, -604_800 * 20, 604_800 * 20] {
-                let near = InstanceKey(eventId: key.eventId, recurrenceId: start.addingTimeInterval(offset))
-                #expect(table[near] == nil)
-            }
-            #expect(table[InstanceKey(eventId: key.eventId, recurrenceId: nil)] == nil)
-        }
+        return (rows, expected, absent)
     }
 
     /// An id drawn from `random`, so a failing seed gives the same ids again.

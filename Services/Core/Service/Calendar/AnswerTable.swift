@@ -30,17 +30,10 @@ struct AnswerTable {
     /// The rows in any order. Several answers to one instance are kept in the order they were
     /// given (when queued, ties by id as PostgreSQL orders uuids: byte by byte).
     init(_ rows: [Row]) {
-        let keys = rows.map { row in
-            let (high, low) = row.key.eventId.halves
-            let (idHigh, idLow) = row.id.halves
-            return (high, low, row.key.recurrenceId ?? .distantPast, row.queuedAt, idHigh, idLow)
-        }
-        let order = keys.indices.sorted { keys[$0] < keys[$1] }
         starts.reserveCapacity(rows.count)
         answers.reserveCapacity(rows.count)
         var event: (id: UUID, first: Int)?
-        for index in order {
-            let row = rows[index]
+        for row in Self.ordered(rows) {
             let start = row.key.recurrenceId ?? .distantPast
             if let current = event, current.id == row.key.eventId {
                 if starts.last == start {
@@ -55,6 +48,17 @@ struct AnswerTable {
             answers.append(InstanceAnswers(counts: row.counts, mine: row.rsvp.map { [$0] } ?? []))
         }
         if let current = event { events[current.id] = current.first..<starts.count }
+    }
+
+    /// `rows` by event and instance, and several answers to one instance in the order they
+    /// were given (when queued, ties by id as PostgreSQL orders uuids: byte by byte).
+    static func ordered(_ rows: [Row]) -> [Row] {
+        let keys = rows.map { row in
+            let (high, low) = row.key.eventId.halves
+            let (idHigh, idLow) = row.id.halves
+            return (high, low, row.key.recurrenceId ?? .distantPast, row.queuedAt, idHigh, idLow)
+        }
+        return keys.indices.sorted { keys[$0] < keys[$1] }.map { rows[$0] }
     }
 
     /// The answers to one instance (nil: nobody answered it yet).

@@ -23,6 +23,8 @@ extension CalendarWindow {
 package struct RenderedWindow: Sendable {
     private let text: [UInt8]
     private let instances: [Cuts]
+    /// Each instance's place in ``instances``, by whose answers it shows.
+    private let places: [InstanceKey: Int]
 
     /// One instance: whose answers it shows, its cancellation and capacity, and where its text
     /// starts (ends: where the next one starts) and each of its holes is.
@@ -84,14 +86,53 @@ package struct RenderedWindow: Sendable {
         }
         text = json.bytes
         self.instances = instances
+        places = Dictionary(instances.enumerated().map { ($1.key, $0) }) { first, _ in first }
     }
 
-    /// How many bytes it keeps.
-    var size: Int { text.count + instances.count * MemoryLayout<Cuts>.stride }
+    /// About how many bytes it keeps (its places' table counted at twice their size).
+    var size: Int {
+        text.count + instances.count * (MemoryLayout<Cuts>.stride + 2 * MemoryLayout<(InstanceKey, Int)>.stride)
+    }
 
     /// The instances a reader with `answers` is shown (``CalendarWindow/isShown(cancelled:to:)``), with
     /// their answers and counts.
     package func json(answers: (InstanceKey) -> InstanceAnswers?) -> RawJSON {
+        json(placed: instances.map { answers($0.key) })
+    }
+
+    /// The instances a reader is shown, with the answers statement's `rows` (in any order).
+    func json(rows: [AnswerTable.Row]) -> RawJSON {
+        json(placed: placed(rows))
+    }
+
+    /// The answers in `rows` in their instances' places (nil where nobody answered), several
+    /// answers to one instance in the order they were given, as ``AnswerTable`` has them: a
+    /// hash per row instead of sorting them all and then a hash and a search per instance.
+    private func placed(_ rows: [AnswerTable.Row]) -> [InstanceAnswers?] {
+        var placed = [InstanceAnswers?](repeating: nil, count: instances.count)
+        /// The answers of places answered more than once, with when each was given.
+        var several: [Int: [AnswerTable.Row]] = [:]
+        var first = [AnswerTable.Row?](repeating: nil, count: instances.count)
+        for row in rows {
+            guard let place = places[row.key] else { continue }
+            guard let rsvp = row.rsvp else {
+                if placed[place] == nil { placed[place] = InstanceAnswers(counts: row.counts, mine: []) }
+                continue
+            }
+            if let earlier = first[place] {
+                several[place, default: [earlier]].append(row)
+            } else {
+                first[place] = row
+                placed[place] = InstanceAnswers(counts: row.counts, mine: [rsvp])
+            }
+        }
+        for (place, rows) in several {
+            placed[place]?.mine = AnswerTable.ordered(rows).compactMap(\.rsvp)
+        }
+        return placed
+    }
+
+    private func json(placed answers: [InstanceAnswers?]) -> RawJSON {
         var json = JSONWriter(capacity: text.count + instances.count * 160)
         text.withUnsafeBufferPointer { text in
             instances.withUnsafeBufferPointer { instances in
@@ -100,7 +141,7 @@ package struct RenderedWindow: Sendable {
                 }
                 json.array(count: instances.count) { json, index in
                     let cuts = instances[index]
-                    let answers = answers(cuts.key)
+                    let answers = answers[index]
                     guard CalendarWindow.isShown(cancelled: cuts.cancelled, to: answers) else { return }
                     let end = index + 1 < instances.count ? instances[index + 1].start : text.count
                     let mine = answers?.mine ?? []

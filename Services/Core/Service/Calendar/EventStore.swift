@@ -66,7 +66,7 @@ struct EventStore: Sendable {
             let earliest = rows.lazy.filter(\.record.isSeries).map {
                 window.lowerBound.addingTimeInterval(-$0.record.instanceReach)
             }
-            let answers = try await Self.answers(
+            let answers = try await Self.answerRows(
                 to: Array(rows.lazy.filter { !$0.record.isOverride }.map(\.record.id)),
                 from: min(earliest.min() ?? window.lowerBound, moved.min() ?? window.lowerBound),
                 before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
@@ -76,7 +76,7 @@ struct EventStore: Sendable {
                     try EventWindow(window: window, limit: EventWindow.tooBusy, expansions: expansions)
                         .instances(of: rows))
             }
-            return rendered.json { answers[$0] }
+            return rendered.json(rows: answers)
         }
     }
 
@@ -119,7 +119,17 @@ struct EventStore: Sendable {
         to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
         logger: Logger
     ) async throws -> AnswerTable {
-        guard !events.isEmpty else { return AnswerTable() }
+        AnswerTable(
+            try await answerRows(
+                to: events, from: from, before: before, viewer: viewer, on: connection, logger: logger))
+    }
+
+    /// The answers statement's rows for ``answers(to:from:before:viewer:on:logger:)``, in no order.
+    static func answerRows(
+        to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [AnswerTable.Row] {
+        guard !events.isEmpty else { return [] }
         let (lower, upper) = (from ?? .distantPast, before ?? .distantFuture)
         var found: [AnswerTable.Row] = []
         found.reserveCapacity(events.count * 4)
@@ -157,6 +167,6 @@ struct EventStore: Sendable {
                     return AnswerTable.Row(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id)
                 })
         }
-        return AnswerTable(found)
+        return found
     }
 }
