@@ -34,16 +34,20 @@ final class KnownEvents: Sendable {
     func event(_ row: PostgresRow) throws -> KnownEvent {
         var cells = RowReader(row)
         let (id, sequence, updatedAt): (UUID, Int, Date) = (try cells.next(), try cells.next(), try cells.next())
-        if let known = events.withLock({ $0[id] }), known.record.sequence == sequence,
-            known.record.updatedAt == updatedAt
-        {
-            return known
-        }
+        if let known = event(id, sequence: sequence, updatedAt: updatedAt) { return known }
         let known = KnownEvent(try EventRecord(rest: &cells, id: id, sequence: sequence, updatedAt: updatedAt))
         events.withLock { events in
             if events.count >= limit, events[id] == nil { events.removeAll(keepingCapacity: true) }
             events[id] = known
         }
+        return known
+    }
+
+    /// The version `sequence`, `updatedAt` of row `id`, if remembered.
+    func event(_ id: UUID, sequence: Int, updatedAt: Date) -> KnownEvent? {
+        guard let known = events.withLock({ $0[id] }), known.record.sequence == sequence,
+            known.record.updatedAt == updatedAt
+        else { return nil }
         return known
     }
 }
