@@ -26,7 +26,8 @@ static const amqp_flags_t ORBIT_AMQP_FLAG_APP_ID = AMQP_BASIC_APP_ID_FLAG;
 static const uint8_t ORBIT_AMQP_FRAME_METHOD = AMQP_FRAME_METHOD;
 static const int ORBIT_AMQP_REPLY_SUCCESS = AMQP_REPLY_SUCCESS;
 
-/// glibc's `mallopt` with `M_MMAP_THRESHOLD` and `M_TRIM_THRESHOLD` both `bytes` (`<malloc.h>`,
-/// which Swift's Glibc module leaves out): 1 when both were set.
-int orbit_keep_freed_heap(int bytes);
+/// glibc's `mallopt` (`<malloc.h>`, which Swift's Glibc module leaves out): at most `arenas`
+/// arenas, and `M_MMAP_THRESHOLD` and `M_TRIM_THRESHOLD` both `bytes`. 1 when all were set, 0
+/// otherwise (and always 0 on a C library other than glibc).
+int orbit_keep_freed_heap(int bytes, int arenas);
 #endif

@@ -51,7 +51,7 @@ enum BinaryValue {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The big-endian integer at the start of `bytes`, which holds at least its size.
+    /// The big-endian integer at `offset` in `bytes`, which holds at least its size from there.
     static func bigEndian<Integer: FixedWidthInteger>(
         _ bytes: UnsafeRawBufferPointer, at offset: Int = 0, as: Integer.Type
     ) -> Integer {

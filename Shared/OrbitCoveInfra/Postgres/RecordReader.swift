@@ -18,7 +18,7 @@ import PostgresNIO
 ///     (try fields.next() as UUID, try fields.next() as String?)
 /// }
 /// ```
-package struct RecordReader {
+package struct RecordReader: ~Copyable {
     /// The record's bytes, lent by `read` for its body alone.
     private let bytes: UnsafeRawBufferPointer
     private var offset: Int
@@ -40,7 +40,8 @@ package struct RecordReader {
         return try read(cell, body)
     }
 
-    /// `body` reading the record in `cell`. The reader must not outlive it.
+    /// `body` reading the record in `cell`. The reader cannot be copied, so it does not outlive
+    /// `body`, nor the bytes it reads.
     package static func read<Result>(
         _ cell: PostgresCell, _ body: (inout RecordReader) throws -> Result
     ) throws -> Result {

@@ -23,7 +23,6 @@ package struct ServiceRuntime: Sendable {
 
     /// For an executable: JSON logs and Prometheus metrics for the whole process. Call once.
     package static func bootstrapProcess(settings: ServiceSettings) -> ServiceRuntime {
-        HeapSettings.apply()
         JSONLogHandler.bootstrap(service: settings.name, level: settings.logLevel)
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

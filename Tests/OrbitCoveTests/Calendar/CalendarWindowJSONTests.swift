@@ -20,7 +20,7 @@ import Testing
             let source = try window.addSource(Self.event(&random))
             for _ in 0..<Int(random.next() % 4) + 1 {
                 let own = Self.event(&random)
-                window.instances.append(
+                window.add(
                     CalendarWindow.Instance(
                         source: source, startsAt: own.startsAt, endsAt: own.endsAt, startDate: own.startDate,
                         endDate: own.endDate, rsvpDeadline: own.rsvpDeadline, recurrenceId: own.recurrenceId,
@@ -29,7 +29,7 @@ import Testing
         }
         try window.append(Self.event(&random))
         window.instances.shuffle(using: &random)
-        let rendered = RenderedWindow(window)
+        let rendered = RenderedWindow(window, limit: .max)
         // Two readers of the one written window, each with answers of their own.
         for _ in 0..<2 {
             var answers: [InstanceKey: InstanceAnswers] = [:]
@@ -38,7 +38,7 @@ import Testing
                     eventId: window.sources[instance.source].event.id, recurrenceId: instance.recurrenceId)
                 answers[key] = Self.answers(&random)
             }
-            let written = rendered.json { answers[$0] }.bytes
+            let written = try rendered.json { answers[$0] }.bytes
             let events = window.events { answers[$0] }
             let encoded = try JSONCoding.encoder.encodeBytes(events)
             let first =
@@ -48,7 +48,7 @@ import Testing
                 written == encoded,
                 "first difference at \(first): \(String(decoding: written[max(0, first - 60)..<min(written.count, first + 40)], as: UTF8.self)) vs \(String(decoding: encoded[max(0, first - 60)..<min(encoded.count, first + 40)], as: UTF8.self))"
             )
-            #expect(window.json { answers[$0] }.bytes == written)
+            #expect(try window.json { answers[$0] }.bytes == written)
             // A cancelled instance is shown to those who said yes or maybe, and only to them.
             let shown = window.instances.filter { instance in
                 let key = InstanceKey(
@@ -61,6 +61,35 @@ import Testing
             #expect(
                 Array(buffer: try Response.envelope(rendered.json { answers[$0] }, meta: meta))
                     == (try JSONCoding.encoder.encodeBytes(DataEnvelope(data: events, meta: meta))))
+        }
+    }
+
+    /// A window holds its cancelled instances for every reader, but its limit counts what one
+    /// reader is shown: three instances, one cancelled, under a limit of two, are two for one who
+    /// did not answer the cancelled one and three, refused, for one who said yes to it.
+    @Test func theLimitCountsWhatAReaderIsShown() throws {
+        var random = SplitMix64(seed: 20_261_130)
+        var window = CalendarWindow()
+        var events: [CalendarEvent] = []
+        for cancelled in [false, true, false] {
+            var event = Self.event(&random)
+            event.cancelled = cancelled
+            event.recurrenceId = nil
+            events.append(event)
+            try window.append(event)
+        }
+        let rendered = RenderedWindow(window, limit: 2)
+        let quiet = try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(rendered.json { _ in nil }.bytes))
+        #expect(quiet.map(\.id) == [events[0].id, events[2].id])
+        let yes = InstanceAnswers(
+            counts: AttendanceCounts(going: 1, seats: 1, maybe: 0, declined: 0, waitlisted: 0, capacity: nil),
+            mine: [
+                EventRSVP(
+                    familyMemberId: nil, status: .yes, plusOnes: 0, note: nil, waitlisted: false,
+                    respondedAt: Date(timeIntervalSince1970: 1_800_000_000))
+            ])
+        #expect(throws: APIError.self) {
+            try rendered.json { $0.eventId == events[1].id ? yes : nil }
         }
     }
 

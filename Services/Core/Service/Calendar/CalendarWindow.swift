@@ -21,6 +21,8 @@ package struct CalendarWindow {
     /// Those of stored rows are made once per version of the row (``KnownEvents``).
     package var sources: [WindowSource] = []
     package var instances: [Instance] = []
+    /// How many of ``instances`` are cancelled (shown only to those who said they would come).
+    private(set) var cancelledCount = 0
 
     package init() {}
 
@@ -68,7 +70,13 @@ package struct CalendarWindow {
     /// Adds `source`'s event as an instance of its own (a single event).
     package mutating func append(_ source: WindowSource) {
         sources.append(source)
-        instances.append(Instance(source: sources.count - 1, source.event))
+        add(Instance(source: sources.count - 1, source.event))
+    }
+
+    /// Adds an instance of a source added before.
+    package mutating func add(_ instance: Instance) {
+        instances.append(instance)
+        if instance.cancelled { cancelledCount += 1 }
     }
 
     /// Adds a source many instances will share; its index.
@@ -92,8 +100,9 @@ package struct CalendarWindow {
         instances = keys.indices.sorted { keys[$0] < keys[$1] }.map { instances[$0] }
     }
 
-    /// Whose answers `instance` shows.
-    func key(_ instance: Instance) -> InstanceKey {
+    /// Whose answers `instance` shows: its source's event (a series' for an override) at its
+    /// `recurrenceId`.
+    package func key(_ instance: Instance) -> InstanceKey {
         InstanceKey(eventId: sources[instance.source].event.id, recurrenceId: instance.recurrenceId)
     }
 

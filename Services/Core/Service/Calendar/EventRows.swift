@@ -39,6 +39,22 @@ struct EventRows: Sendable {
         throw CalendarErrors.eventNotFound
     }
 
+    /// The live rows of `ids` in `community`, in no order (those deleted or elsewhere left out).
+    func rows(
+        _ ids: [UUID], in community: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [KnownEvent] {
+        var rows: [KnownEvent] = []
+        for try await row in try await connection.query(
+            """
+            SELECT \(unescaped: EventRecord.columns) FROM events e
+            WHERE e.id = ANY(\(ids)) AND e.community_id = \(community) AND e.deleted_at IS NULL
+            """, logger: logger)
+        {
+            rows.append(try known.event(row))
+        }
+        return rows
+    }
+
     /// The live overrides of a series, by their instance's original start.
     func overrides(of series: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [EventRecord] {
         var rows: [EventRecord] = []

@@ -31,14 +31,7 @@ struct EventStore: Sendable {
             let series = Set(rows.lazy.filter(\.record.isSeries).map(\.record.id))
             let absent = Set(rows.lazy.compactMap(\.record.parentId)).subtracting(series)
             if !absent.isEmpty {
-                for try await row in try await connection.query(
-                    """
-                    SELECT \(unescaped: EventRecord.columns) FROM events e
-                    WHERE e.id = ANY(\(Array(absent))) AND e.community_id = \(community) AND e.deleted_at IS NULL
-                    """, logger: logger)
-                {
-                    rows.append(try events.known.event(row))
-                }
+                rows += try await events.rows(Array(absent), in: community, on: connection, logger: logger)
             }
             // The answers to every instance the window can show: a series' from as long before
             // the window as its instances last (``EventWindow``'s expansion), an override's where
@@ -55,9 +48,10 @@ struct EventStore: Sendable {
             let rendered = try windows.rendered(of: rows, in: community, over: window) {
                 RenderedWindow(
                     try EventWindow(window: window, limit: EventWindow.tooBusy, expansions: expansions)
-                        .instances(of: rows))
+                        .instances(of: rows),
+                    limit: EventWindow.tooBusy)
             }
-            return rendered.json(rows: answers)
+            return try rendered.json(rows: answers)
         }
     }
 
@@ -67,7 +61,8 @@ struct EventStore: Sendable {
     /// (``KnownEvents``) are read whole: an unchanged calendar costs PostgreSQL and the driver
     /// three columns a row, not twenty-six. A row that changed between the two statements (each
     /// sees the rows as committed when it starts) is read again from the start, so a window is
-    /// made of the rows one statement saw; after three tries, of the rows as they now are.
+    /// made of the rows one statement saw; after three tries it is made of what the third try
+    /// read, the known rows as its first statement saw them and the others as its second did.
     private func candidates(
         in community: UUID, window: Range<Date>, reach: Date, on connection: PostgresConnection
     ) async throws -> [KnownEvent] {
@@ -106,13 +101,7 @@ struct EventStore: Sendable {
             }
             guard !unknown.isEmpty else { return rows }
             var moved = false
-            for try await row in try await connection.query(
-                """
-                SELECT \(unescaped: EventRecord.columns) FROM events e
-                WHERE e.id = ANY(\(Array(unknown.keys))) AND e.community_id = \(community) AND e.deleted_at IS NULL
-                """, logger: logger)
-            {
-                let event = try events.known.event(row)
+            for event in try await events.rows(Array(unknown.keys), in: community, on: connection, logger: logger) {
                 let seen = unknown.removeValue(forKey: event.record.id)
                 if seen?.sequence != event.record.sequence || seen?.updatedAt != event.record.updatedAt {
                     moved = true

@@ -32,8 +32,9 @@ package struct InstanceAnswers: Sendable {
 /// on who reads it: the rows decide it (``KnownWindows`` keeps it for the next read of them).
 struct EventWindow {
     let window: Range<Date>
-    /// At most this many instances, cancelled ones included; a busier window is refused
-    /// (narrow it).
+    /// At most this many instances shown to every reader, and as many cancelled ones (shown
+    /// only to those who said they would come); a busier window is refused (narrow it).
+    /// ``RenderedWindow`` holds each reader to the same limit on what they are shown.
     let limit: Int
     /// Series' starts expanded before.
     let expansions: KnownExpansions
@@ -56,7 +57,7 @@ struct EventWindow {
                     row.record, generated, source, overrides: overrides[row.record.id] ?? [:], into: &found)
             } else if EventRecord.overlaps(start: row.record.startsAt, end: row.record.endsAt, window) {
                 guard let source = try row.windowParts().source else { continue }
-                guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
+                try admit(cancelled: source.event.cancelled, into: found)
                 found.append(source)
             }
         }
@@ -87,10 +88,10 @@ struct EventWindow {
             }
             let instance = generated.times(at: start)
             guard EventRecord.overlaps(start: instance.startsAt, end: instance.endsAt, window) else { continue }
-            guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
+            try admit(cancelled: series.cancelled, into: found)
             let index = shared ?? found.addSource(source)
             shared = index
-            found.instances.append(
+            found.add(
                 CalendarWindow.Instance(
                     source: index, startsAt: instance.startsAt, endsAt: instance.endsAt,
                     startDate: instance.startDate, endDate: instance.endDate, rsvpDeadline: instance.rsvpDeadline,
@@ -114,7 +115,13 @@ struct EventWindow {
     }
 
     private func append(_ event: CalendarEvent, into found: inout CalendarWindow) throws {
-        guard found.instances.count < limit else { throw CalendarErrors.windowTooBusy(limit) }
+        try admit(cancelled: event.cancelled, into: found)
         try found.append(event)
+    }
+
+    /// Refuses the window when one more instance would make it too busy.
+    private func admit(cancelled: Bool, into found: CalendarWindow) throws {
+        let count = cancelled ? found.cancelledCount : found.instances.count - found.cancelledCount
+        guard count < limit else { throw CalendarErrors.windowTooBusy(limit) }
     }
 }

@@ -10,9 +10,13 @@ import Synchronization
 /// and the counts, which it reads every time. Whatever the rows, the database decides what a
 /// reader may see, as before: a reader who sees other rows gets a window made of them.
 ///
-/// Bounded by `limit` bytes of written windows, each counted with a kilobyte for every row it
-/// holds alive; past it, windows are dropped in no particular order. The application owns one
-/// (``CoreApplication`` hands it to ``EventStore``), so each test server starts with an empty one.
+/// Bounded by an estimate of the memory it keeps, `limit` bytes: each window's text and cuts
+/// (``RenderedWindow/size``) and a kilobyte for every row it holds alive (a row's record and what
+/// a window made of it, which ``KnownEvents`` may have let go of since). Past it, windows are
+/// dropped in no particular order. A window is kept by its exact span, as clients ask for months
+/// and weeks; a client asking for ever-new spans (`from=now`) only pushes out the others. The
+/// application owns one (``CoreApplication`` hands it to ``EventStore``), so each test server
+/// starts with an empty one.
 final class KnownWindows: Sendable {
     /// What the core service keeps: 64 MiB, some forty windows of the benchmark's busy month.
     static let serviceLimit = 64 << 20
