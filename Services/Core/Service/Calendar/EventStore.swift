@@ -23,11 +23,10 @@ struct EventStore: Sendable {
             // As far back as an instance can start and still run into the window: the longest
             // event, and the day `EventRecord.instanceReach` adds for a change of clocks.
             let reach = window.lowerBound.addingTimeInterval(-EventInput.longest - 86_400)
-            var rows = try await candidates(
-                in: community, window: window, reach: reach, on: connection)
+            var rows = try await candidates(in: community, window: window, reach: reach, on: connection)
             // An instance moved into the window from beyond its series' reach (a series that
-            // ended, or starts, outside it) is shown through its series, which the statement
-            // above did not find: read those series by id (rarely any).
+            // ended, or starts, outside it) is shown through its series, which the candidates
+            // did not include: read those series by id (rarely any).
             let series = Set(rows.lazy.filter(\.record.isSeries).map(\.record.id))
             let absent = Set(rows.lazy.compactMap(\.record.parentId)).subtracting(series)
             if !absent.isEmpty {
