@@ -24,7 +24,8 @@ package enum JSONCoding {
         return decoder
     }()
 
-    /// `2026-01-04T12:00:00.000Z`: UTC with milliseconds (truncated). Written by hand: every
+    /// `2026-01-04T12:00:00.000Z`: UTC with milliseconds (truncated, once made whole
+    /// microseconds as PostgreSQL keeps them). Written by hand: every
     /// response carries timestamps, and Foundation's format styles cost tens of microseconds
     /// each on Linux, which showed in the core read benchmark.
     package static func formatTimestamp(_ date: Date) -> String {
@@ -36,7 +37,10 @@ package enum JSONCoding {
 
     /// ``formatTimestamp(_:)``'s text, appended to `bytes` without making a String.
     package static func appendTimestamp(_ date: Date, to bytes: inout [UInt8]) {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // To the microsecond first, as PostgreSQL keeps times: a time read back from it, say
+        // .186000, is a `Double` a hair under it, which truncated to the millisecond was .185.
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let millis = Int64((micros / 1_000).rounded(.down))
         let (days, millisOfDay) = millis.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, dayMillis) = millisOfDay < 0 ? (days - 1, millisOfDay + 86_400_000) : (days, millisOfDay)
         let (year, month, dayOfMonth) = civilDate(daysSince1970: day)

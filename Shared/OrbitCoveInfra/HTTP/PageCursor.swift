@@ -63,22 +63,6 @@ extension Int64 {
     }
 }
 
-/// A page position's time as PostgreSQL stores it, to the microsecond. `Date`'s own encoding
-/// truncates a `Double` and can land a microsecond early, which would make a page repeat the
-/// last row of the one before.
-package struct ExactTimestamp: PostgresEncodable, Sendable {
-    let microsecondsSince2000: Int64
-
-    package static var psqlType: PostgresDataType { .timestamptz }
-    package static var psqlFormat: PostgresFormat { .binary }
-
-    package func encode<JSONEncoder: PostgresJSONEncoder>(
-        into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
-    ) {
-        byteBuffer.writeInteger(microsecondsSince2000)
-    }
-}
-
 extension PageCursor {
     /// Cannot overflow: ``validMicroseconds`` keeps the value far from Int64's ends.
     package var exactCreatedAt: ExactTimestamp {

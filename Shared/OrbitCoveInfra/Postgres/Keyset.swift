@@ -49,7 +49,7 @@ extension PostgresQuery.StringInterpolation {
         let (comparison, order) = keyset.sql
         if let cursor = page.cursor {
             appendLiteral("AND (\(keyset.time), \(keyset.id)) \(comparison) (")
-            try appendInterpolation(cursor.exactCreatedAt)
+            appendInterpolation(cursor.exactCreatedAt)
             appendLiteral(", ")
             appendInterpolation(cursor.id)
             appendLiteral(")\n")

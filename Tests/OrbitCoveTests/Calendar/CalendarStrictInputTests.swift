@@ -9,6 +9,27 @@ import Testing
 @Suite struct CalendarStrictInputTests {
     /// `23:59:60` (a leap second) was read as the next day's midnight: now a 400 naming the
     /// field, wherever a time is taken.
+    /// A window's bounds are taken to the nearest microsecond, as PostgreSQL keeps times, before
+    /// anything is checked or compared (a probe's: the 400-day check counted a tenth of a
+    /// microsecond that the statements did not see).
+    @Test func aWindowsBoundsAreTakenToTheMicrosecond() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            _ = try await api.createEvent(in: club, by: coach, #"{"title":"Nine","startsAt":"2031-06-10T09:00:00Z"}"#)
+            let day = "2031-06-10T00:00:00Z"
+            #expect(try await api.window(club, day, "2031-06-10T09:00:00.000001Z", as: coach).map(\.title) == ["Nine"])
+            // A tenth of a microsecond after nine is nine itself, and the end is exclusive.
+            #expect(try await api.window(club, day, "2031-06-10T09:00:00.0000001Z", as: coach).isEmpty)
+            // Exactly 400 days once the tenth is dropped.
+            let long = try await api.call(
+                .get,
+                "/api/v1/communities/\(club.id)/events?from=2031-01-01T00:00:00Z&to=2032-02-05T00:00:00.0000001Z",
+                as: coach)
+            #expect(long.status == .ok)
+        }
+    }
+
     @Test func aLeapSecondIsRefusedByName() async throws {
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")

@@ -79,7 +79,9 @@ struct EventRoutes {
         }
     }
 
-    /// `from` and `to`: both required, in order, at most 400 days apart.
+    /// `from` and `to`: both required, in order, at most 400 days apart. Each is taken to the
+    /// nearest microsecond, as PostgreSQL keeps times, before anything is checked, so the
+    /// statements and the instances made here compare the same bounds.
     static func window(_ request: Request) throws -> Range<Date> {
         let query = request.uri.queryParameters
         var problems: [String: String] = [:]
@@ -89,7 +91,7 @@ struct EventRoutes {
                 return nil
             }
             // The window's end is exclusive: it may be the calendar's end itself.
-            guard let date = JSONCoding.parseTimestamp(text),
+            guard let date = JSONCoding.parseTimestamp(text).map({ ExactTimestamp($0).date }),
                 EventInput.supported.contains(date) || (name == "to" && date == EventInput.supported.upperBound)
             else {
                 problems[name] = "must be an ISO 8601 date-time with an offset, between 1900 and 2200"

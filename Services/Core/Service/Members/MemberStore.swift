@@ -261,7 +261,7 @@ struct MembersPageAfter: PreparedRows {
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 4)
         bindings.append(communityId)
-        try bindings.append(after)
+        bindings.append(after)
         bindings.append(afterId)
         bindings.append(limit)
         return bindings
