@@ -37,12 +37,48 @@ import Testing
         }
     }
 
+    /// Random times to the millisecond from 1900 to 2200, as the API parses them from clients,
+    /// sent in an array and through a prepared statement's bindings: PostgreSQL holds exactly
+    /// those milliseconds, and each comes back written as it was sent.
+    @Test func everyMillisecondSentComesBackAsSent() async throws {
+        var random = SplitMix64(seed: 20_261_201)
+        // 1900 to 2200, in milliseconds from 1970.
+        let (low, high): (Int64, Int64) = (-2_208_988_800_000, 7_258_118_400_000)
+        let millis = (0..<2_000).map { _ in low + Int64(random.next() % UInt64(high - low)) }
+        let texts = millis.map { JSONCoding.formatTimestamp(Date(timeIntervalSince1970: Double($0) / 1_000)) }
+        let dates = try texts.map { try #require(JSONCoding.parseTimestamp($0)) }
+        try await withTestDatabase { database in
+            let rows = try await database.systemQuery(
+                "SELECT (extract(epoch FROM t) * 1000)::int8, t FROM unnest(\(dates)) WITH ORDINALITY AS u(t, n) ORDER BY n"
+            )
+            let stored = try rows.map { try $0.decode((Int64, Date).self) }
+            #expect(stored.map(\.0) == millis)
+            #expect(stored.map { JSONCoding.formatTimestamp($0.1) } == texts)
+            for (index, date) in dates.prefix(200).enumerated() {
+                var bindings = PostgresBindings()
+                bindings.append(date)
+                bindings.append([date, date] as [Date]?)
+                let row = try #require(
+                    try await database.systemQuery(
+                        PostgresQuery(
+                            unsafeSQL:
+                                "SELECT (extract(epoch FROM $1) * 1000)::int8, (extract(epoch FROM ($2::timestamptz[])[2]) * 1000)::int8",
+                            binds: bindings)
+                    ).first)
+                let (alone, inArray) = try row.decode((Int64, Int64).self)
+                #expect(alone == millis[index] && inArray == millis[index], "\(texts[index])")
+            }
+        }
+    }
+
     /// What a client sends to the millisecond comes back to the millisecond.
     @Test func anEventsMillisecondsComeBackAsSent() async throws {
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")
             let club = try await api.community(by: coach)
-            for (year, millisecond) in [(2031, 186), (2031, 334), (2031, 1), (1901, 999), (2199, 186), (2199, 7)] {
+            for (year, millisecond) in [
+                (2031, 186), (2031, 334), (1901, 999), (2120, 1), (2136, 999), (2140, 186), (2199, 7),
+            ] {
                 let sent = String(format: "%04d-06-10T09:00:00.%03dZ", year, millisecond)
                 let event = try await api.createEvent(in: club, by: coach, #"{"title":"x","startsAt":"\#(sent)"}"#)
                 let read = try await api.call(.get, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach)

@@ -37,10 +37,11 @@ package enum JSONCoding {
 
     /// ``formatTimestamp(_:)``'s text, appended to `bytes` without making a String.
     package static func appendTimestamp(_ date: Date, to bytes: inout [UInt8]) {
-        // To the microsecond first, as PostgreSQL keeps times: a time read back from it, say
-        // .186000, is a `Double` a hair under it, which truncated to the millisecond was .185.
-        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        let millis = Int64((micros / 1_000).rounded(.down))
+        // To the microsecond first, as PostgreSQL keeps times (``ExactTimestamp``): a time read
+        // back from it, say .186000, is a `Double` a hair under it, which truncated to the
+        // millisecond was .185.
+        let micros = ExactTimestamp.microsecondsSince1970(date)
+        let millis = micros >= 0 ? micros / 1_000 : (micros - 999) / 1_000
         let (days, millisOfDay) = millis.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, dayMillis) = millisOfDay < 0 ? (days - 1, millisOfDay + 86_400_000) : (days, millisOfDay)
         let (year, month, dayOfMonth) = civilDate(daysSince1970: day)

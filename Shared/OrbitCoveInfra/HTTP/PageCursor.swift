@@ -19,9 +19,8 @@ package struct PageCursor: Sendable, Equatable {
     static let validMicroseconds: ClosedRange<Int64> = -62_135_596_800_000_000...253_402_300_799_999_999
 
     package init(createdAt: Date, id: UUID) {
-        let micros = (createdAt.timeIntervalSince1970 * 1_000_000).rounded()
-        self.microseconds = Int64(
-            clamping: micros.isFinite ? micros : 0, within: Self.validMicroseconds)
+        let micros = ExactTimestamp.microsecondsSince1970(createdAt)
+        self.microseconds = min(max(micros, Self.validMicroseconds.lowerBound), Self.validMicroseconds.upperBound)
         self.id = id
     }
 

@@ -2,13 +2,14 @@ import Foundation
 import PostgresNIO
 
 /// A time as PostgreSQL stores it, to the microsecond: what every `Date` sent to PostgreSQL goes
-/// through (the interpolations below, for statements and prepared bindings alike). `Date`'s own
-/// encoding in PostgresNIO truncates a `Double` product and lands a microsecond early for about
-/// one time in fifty: a `Date` read from PostgreSQL went back a microsecond earlier, an event
-/// created at `09:00:00.186Z` was stored at `.185999` and read back as `.185Z`, and a page
-/// cursor repeated the last row of the page before (`TimestampPrecisionTests`). Rounding to the
-/// nearest microsecond gives back exactly the microsecond a `Date` read from PostgreSQL came
-/// from, and the nearest one to any other.
+/// through (the interpolations and bindings below). `Date`'s own encoding in PostgresNIO
+/// truncates a `Double` product and lands a microsecond early for about one time in fifty: an
+/// event created at `09:00:00.186Z` was stored at `.185999` and read back as `.185Z`
+/// (`TimestampPrecisionTests`). Here the whole seconds and the fraction are counted apart (the
+/// fraction of a `Date` is exact), and the fraction rounded to the nearest microsecond: a `Date`
+/// read from PostgreSQL goes back as the microsecond it came from as far as a `Date` can tell
+/// microseconds apart (until 2137; past it a `Double`'s step there is nearly a microsecond), and
+/// any time to the millisecond, as this API writes them, goes and comes back exact.
 package struct ExactTimestamp: PostgresNonThrowingEncodable, PostgresArrayEncodable, Sendable {
     let microsecondsSince2000: Int64
 
@@ -19,19 +20,32 @@ package struct ExactTimestamp: PostgresNonThrowingEncodable, PostgresArrayEncoda
         self.microsecondsSince2000 = microsecondsSince2000
     }
 
-    /// `date` to the nearest microsecond. A date beyond what `Int64` microseconds hold (some
-    /// 292,000 years from 2000; nothing this API accepts) is clamped to its ends.
+    /// `date` to the nearest microsecond. A time beyond what this can count (some 290,000 years
+    /// from 2000; nothing this API accepts), or not a number, is sent as PostgreSQL's
+    /// `-infinity` or `infinity`.
     package init(_ date: Date) {
-        let microseconds = (date.timeIntervalSince(Self.postgresEpoch) * 1_000_000).rounded()
-        if microseconds.isNaN {
-            self.init(microsecondsSince2000: 0)
-        } else if microseconds <= -9.2e18 {
-            self.init(microsecondsSince2000: Int64.min)
-        } else if microseconds >= 9.2e18 {
-            self.init(microsecondsSince2000: Int64.max)
+        let seconds = date.timeIntervalSinceReferenceDate
+        if let microseconds = Self.microseconds(since2001: seconds) {
+            self.init(microsecondsSince2000: microseconds + 31_622_400_000_000)
         } else {
-            self.init(microsecondsSince2000: Int64(microseconds))
+            self.init(microsecondsSince2000: seconds > 0 ? .max : .min)
         }
+    }
+
+    /// Microseconds from 2001 (`Date`'s own epoch) to `seconds` after it, the nearest; nil past
+    /// some 290,000 years either way, or for what is not a number.
+    static func microseconds(since2001 seconds: Double) -> Int64? {
+        guard seconds.isFinite, abs(seconds) < 9e12 else { return nil }
+        let whole = seconds.rounded(.down)
+        return Int64(whole) * 1_000_000 + Int64(((seconds - whole) * 1_000_000).rounded())
+    }
+
+    /// Microseconds from 1970, the nearest, as ``init(_:)`` counts them (past its range, its
+    /// ends: nothing this API writes).
+    package static func microsecondsSince1970(_ date: Date) -> Int64 {
+        let seconds = date.timeIntervalSinceReferenceDate
+        let microseconds = Self.microseconds(since2001: seconds) ?? (seconds > 0 ? 9 : -9) * 1_000_000_000_000_000_000
+        return microseconds + 978_307_200_000_000
     }
 
     /// The time as the driver reads it back from PostgreSQL.
@@ -51,8 +65,10 @@ package struct ExactTimestamp: PostgresNonThrowingEncodable, PostgresArrayEncoda
 }
 
 // A `Date` in a statement or a prepared statement's bindings is sent as its `ExactTimestamp`.
-// Being concrete, these are chosen over PostgresNIO's generic ones wherever this module is
-// imported, which every service's statements do.
+// Being concrete, these are chosen over PostgresNIO's generic ones in every module that depends
+// on this one (every service's; extension members reach a whole module, not only the files that
+// import this one, while `MemberImportVisibility` is off, as it is here). A call with an
+// encoding `context:` is not covered: none sends a `Date` that way.
 extension PostgresQuery.StringInterpolation {
     package mutating func appendInterpolation(_ value: Date) {
         appendInterpolation(ExactTimestamp(value))
@@ -78,5 +94,13 @@ extension PostgresBindings {
 
     package mutating func append(_ value: Date?) {
         append(value.map(ExactTimestamp.init))
+    }
+
+    package mutating func append(_ value: [Date]) {
+        append(value.map(ExactTimestamp.init))
+    }
+
+    package mutating func append(_ value: [Date]?) {
+        append(value.map { $0.map(ExactTimestamp.init) })
     }
 }
