@@ -49,19 +49,6 @@ package struct PageCursor: Sendable, Equatable {
     }
 }
 
-extension Int64 {
-    /// `value` (already whole) as an Int64 within `range`, without trapping on anything.
-    init(clamping value: Double, within range: ClosedRange<Int64>) {
-        if value <= Double(range.lowerBound) {
-            self = range.lowerBound
-        } else if value >= Double(range.upperBound) {
-            self = range.upperBound
-        } else {
-            self = Int64(value)
-        }
-    }
-}
-
 extension PageCursor {
     /// Cannot overflow: ``validMicroseconds`` keeps the value far from Int64's ends.
     package var exactCreatedAt: ExactTimestamp {

@@ -25,8 +25,7 @@ package struct SyncToken: Equatable, Sendable {
     static func isSnapshot(_ text: Substring) -> Bool { PostgresSnapshot(text) != nil }
 
     package var text: String {
-        let micros = Int64(
-            clamping: (issuedAt.timeIntervalSince1970 * 1_000_000).rounded(), within: .min + 1 ... .max - 1)
+        let micros = ExactTimestamp.microsecondsSince1970(issuedAt)
         return OpaqueToken.make([Self.version, snapshot, String(micros)])
     }
 }
