@@ -66,6 +66,54 @@ import Testing
         }
     }
 
+    /// A member who leaves with periods unpaid still owes them: the treasurer sees them, overdue,
+    /// in those periods' standings, and records their payment or waives them; what falls due
+    /// after they left is not theirs, and the current period's summary counts those who owe it.
+    @Test func aMemberWhoLeftStillOwesWhatFellDueBefore() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben])
+            try await Self.joined(daysAgo: 100, in: club)
+            // Monthly from 70 days ago, set up 75 days ago: periods about 70, 40 and 10 days ago,
+            // and one to come. Ben left 25 days ago, owing the first two.
+            let first = LedgerDay.today(in: "UTC", now: Date().addingTimeInterval(-70 * 86_400))
+            let dues = try await Self.dues("Season", from: first, in: club, by: api, as: coach)
+            try await Self.setUp(dues, daysAgo: 75)
+            #expect(try await api.call(.post, FinanceTests.path(club, "leave"), as: ben).status == .noContent)
+            try await Self.left(ben, daysAgo: 25, in: club)
+            let path = FinanceTests.path(club, "dues/\(dues.id)")
+            let current = try await api.call(.get, path, as: coach).data(DuesDetail.self)
+            let periods = DuesSchedule.periods(from: first, recurrence: .monthly, through: current.dues.currentPeriod)
+            try #require(periods.count == 4)
+
+            for period in periods.prefix(2) {
+                let standings = try await api.call(.get, "\(path)?period=\(period)", as: coach).data(DuesDetail.self)
+                #expect(Set(standings.members.map(\.userId)) == [coach.id, ada.id, ben.id], "\(period)")
+                #expect(standings.members.first { $0.userId == ben.id }?.status == .overdue, "\(period)")
+            }
+            let third = try await api.call(.get, "\(path)?period=\(periods[2])", as: coach).data(DuesDetail.self)
+            #expect(Set(third.members.map(\.userId)) == [coach.id, ada.id])
+            #expect(Set(current.members.map(\.userId)) == [coach.id, ada.id])
+            #expect(current.dues.summary.unpaid == 2)
+
+            // His debt is settled as anyone's: a payment for the first, a waiver for the second.
+            let paid = try await api.call(
+                .post, "\(path)/payments", as: coach,
+                json: #"{"userId":"\#(ben.id)","amount":1000,"method":"cash","period":"\#(first)"}"#)
+            #expect(try paid.data(DuesMemberStatus.self).status == .paid)
+            let waived = try await api.call(
+                .post, "\(path)/waivers", as: coach, json: #"{"userId":"\#(ben.id)","period":"\#(periods[1])"}"#)
+            #expect(try waived.data(DuesMemberStatus.self).status == .waived)
+            // What fell due after he left is not his to pay.
+            let late = try await api.call(
+                .post, "\(path)/payments", as: coach,
+                json: #"{"userId":"\#(ben.id)","amount":1000,"method":"cash","period":"\#(periods[2])"}"#)
+            #expect(late.status == .notFound && late.errorCode == "MEMBER_NOT_FOUND")
+        }
+    }
+
     static func dues(
         _ name: String, from first: String, in club: Community, by api: CoreHarness, as admin: CoreHarness.Person
     ) async throws -> Dues {
@@ -82,6 +130,15 @@ import Testing
             UPDATE members SET joined_at = now() - \(days) * interval '1 day',
                                first_joined_at = now() - \(days) * interval '1 day'
             WHERE community_id = \(club.id) RETURNING 1
+            """)
+    }
+
+    /// Moves when `person` left `club` back to `days` ago.
+    static func left(_ person: CoreHarness.Person, daysAgo days: Int, in club: Community) async throws {
+        try await asOwner(
+            """
+            UPDATE members SET left_at = now() - \(days) * interval '1 day'
+            WHERE community_id = \(club.id) AND user_id = \(person.id) AND left_at IS NOT NULL RETURNING 1
             """)
     }
 

@@ -32,10 +32,11 @@ struct DuesStore: Sendable {
         /// The same payments by dues, member and period, so a standing reads only its own.
         var paid: [UUID: [UUID: [String: [DuesPayment]]]] = [:]
         var waivers: [UUID: [String: [UUID: (by: UUID, reason: String?)]]] = [:]
-        /// The community's current members and the day each first joined, on its clock, in that
-        /// order: dues owed by everyone fall to those who were members when a period fell due or
-        /// when the dues were set up (``owers(of:period:)``).
-        var members: [(user: UUID, firstJoinedOn: String)] = []
+        /// The community's members, current and former, with the day each first joined and the
+        /// day a former one left, on its clock, in joining order: dues owed by everyone fall to
+        /// those who were members when a period fell due or when the dues were set up
+        /// (``owers(of:period:)``).
+        var members: [Membership] = []
         var today: String
 
         struct Row: Sendable {
@@ -56,23 +57,32 @@ struct DuesStore: Sendable {
             var setUpOn: String
         }
 
+        struct Membership: Sendable {
+            var user: UUID
+            var firstJoinedOn: String
+            /// The day a former member left; nil for a current one.
+            var leftOn: String?
+        }
+
         func amount(of row: Row, for period: String) -> Int64 {
             let schedule = amounts[row.id] ?? []
             return schedule.last(where: { $0.from <= period })?.amount ?? schedule.first?.amount ?? 0
         }
 
-        /// Who owes `period` of `row`: those it names, or every member who had first joined by
-        /// the time it fell due or the dues were set up (periods set up after the fact are
+        /// Who owes `period` of `row`: those it names, or everyone who was a member when it fell
+        /// due or the dues were set up, whichever came later (periods set up after the fact are
         /// everyone's; a later member owes from joining on; one who left and came back owes the
-        /// periods in between too, for an admin to waive, rather than leaving to wipe a debt).
+        /// periods in between too, for an admin to waive; one who left still owes what fell due
+        /// before: leaving does not wipe a debt).
         func owers(of row: Row, period: String) -> [UUID] {
             if let named = row.memberIds { return named }
-            return members.filter { Self.owes(firstJoinedOn: $0.firstJoinedOn, row, period: period) }.map(\.user)
+            return members.filter { Self.owes($0, row, period: period) }.map(\.user)
         }
 
-        /// Whether someone who first joined on `firstJoinedOn` owes `period` of dues owed by everyone.
-        static func owes(firstJoinedOn: String, _ row: Row, period: String) -> Bool {
-            firstJoinedOn <= max(period, row.setUpOn)
+        /// Whether `member` owes `period` of dues owed by everyone.
+        static func owes(_ member: Membership, _ row: Row, period: String) -> Bool {
+            let due = max(period, row.setUpOn)
+            return member.firstJoinedOn <= due && member.leftOn.map { due < $0 } ?? true
         }
 
         /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
@@ -107,10 +117,10 @@ struct DuesStore: Sendable {
             let periods = DuesSchedule.periods(from: row.dueDate, recurrence: row.recurrence, through: today)
             let current = periods.last ?? row.dueDate
             var mine: [DuesMemberStatus] = []
-            let joined = members.first { $0.user == viewer }?.firstJoinedOn
+            let membership = members.first { $0.user == viewer }
             func viewerOwes(_ period: String) -> Bool {
                 if let named = row.memberIds { return named.contains(viewer) }
-                return joined.map { Self.owes(firstJoinedOn: $0, row, period: period) } ?? false
+                return membership.map { Self.owes($0, row, period: period) } ?? false
             }
             for period in periods where viewerOwes(period) {
                 let standing = standing(of: viewer, in: row, period: period)
@@ -205,13 +215,16 @@ struct DuesStore: Sendable {
             ledger.waivers[duesId, default: [:]][period, default: [:]][user] = (by, reason)
         }
         if ledger.rows.contains(where: { $0.memberIds == nil }) {
-            for try await (user, joinedAt) in try await connection.query(
+            for try await (user, joinedAt, leftAt) in try await connection.query(
                 """
-                SELECT user_id, first_joined_at FROM members
-                WHERE community_id = \(community) AND left_at IS NULL ORDER BY first_joined_at, user_id
+                SELECT user_id, first_joined_at, left_at FROM members
+                WHERE community_id = \(community) ORDER BY first_joined_at, user_id
                 """, logger: logger
-            ).decode((UUID, Date).self) {
-                ledger.members.append((user, LedgerDay.day(of: joinedAt, on: clock)))
+            ).decode((UUID, Date, Date?).self) {
+                ledger.members.append(
+                    Ledger.Membership(
+                        user: user, firstJoinedOn: LedgerDay.day(of: joinedAt, on: clock),
+                        leftOn: leftAt.map { LedgerDay.day(of: $0, on: clock) }))
             }
         }
         return ledger
