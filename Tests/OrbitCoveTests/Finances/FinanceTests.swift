@@ -126,6 +126,31 @@ import Testing
         }
     }
 
+    /// An amount is in its currency's minor units, so a new currency with other decimals (euro
+    /// cents to whole yen) needs its amount said again: 3.00 EUR must not become 300 JPY. One
+    /// with the same decimals keeps the amount.
+    @Test func aCurrencyWithOtherDecimalsTakesItsAmountAgain() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben])
+            let bus = try await Self.expense(api, in: club, by: ada, Self.equal(300, paidBy: ada, among: [ada, ben]))
+            let path = Self.path(club, "transactions/\(bus.id)")
+
+            let yen = try await api.call(.patch, path, as: ada, json: #"{"currency":"JPY"}"#)
+            #expect(
+                yen.status == .badRequest && yen.fieldErrors["totalAmount"] != nil, "\(yen.status) \(yen.fieldErrors)")
+            #expect(try await api.call(.get, path, as: ada).data(LedgerTransaction.self).currency == "EUR")
+            let dollars = try await api.call(.patch, path, as: ada, json: #"{"currency":"USD"}"#)
+            let inDollars = try dollars.data(LedgerTransaction.self)
+            #expect(inDollars.currency == "USD" && inDollars.totalAmount == 300)
+            let said = try await api.call(.patch, path, as: ada, json: #"{"currency":"JPY","totalAmount":500}"#)
+            let inYen = try said.data(LedgerTransaction.self)
+            #expect(inYen.currency == "JPY" && inYen.totalAmount == 500 && inYen.splits.map(\.amount) == [250, 250])
+        }
+    }
+
     @Test func editsAndDeletionsKeepARevisionMembersCanRead() async throws {
         try await CoreHarness.run { api in
             let (coach, ada, ben) = (

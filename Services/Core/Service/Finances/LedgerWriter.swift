@@ -140,6 +140,15 @@ struct LedgerWriter: Sendable {
                     try Self.requireParty(to: (current.paidBy, current.paidTo), in: granted)
                 }
                 try input.check(type: current.type)
+                // An amount is in minor units: a currency with other decimals needs it said again.
+                if let currency = input.currency, input.totalAmount == nil,
+                    Currencies.minorUnits[currency] != Currencies.minorUnits[current.currency]
+                {
+                    throw APIError.validation([
+                        "totalAmount":
+                            "is required with a new currency whose minor unit differs from \(current.currency)'s"
+                    ])
+                }
                 let total = input.totalAmount ?? current.totalAmount
                 var splits = current.splits
                 var newMembers: [(String, UUID)] = []
