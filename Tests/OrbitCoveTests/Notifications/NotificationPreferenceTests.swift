@@ -338,6 +338,10 @@ import Testing
                 (#"{"quietHours":{"start":"24:00","end":"07:00","timeZone":"Europe/Berlin"}}"#, "quietHours.start"),
                 (#"{"quietHours":{"start":"22:00","end":"7:00","timeZone":"Europe/Berlin"}}"#, "quietHours.end"),
                 (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"Mars/Olympus"}}"#, "quietHours.timeZone"),
+                // Zones PostgreSQL reads as fixed abbreviations (CET as +01:00 all year), though
+                // their IANA zones keep summer time: quiet hours would be an hour off in summer.
+                (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"CET"}}"#, "quietHours.timeZone"),
+                (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"EET"}}"#, "quietHours.timeZone"),
                 (
                     #"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"UTC","breakThrough":["events"]}}"#,
                     "quietHours.breakThrough"

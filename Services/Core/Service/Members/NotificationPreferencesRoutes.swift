@@ -148,7 +148,7 @@ struct NotificationPreferencesRoutes {
         }
         var zone: String?
         if case .string(let text) = fields["timeZone"], text.utf8.count <= 64, TimeZone(identifier: text) != nil,
-            try await store.knowsZone(text, asking: userId)
+            !Self.fixedInPostgreSQL.contains(text.uppercased()), try await store.knowsZone(text, asking: userId)
         {
             zone = text
         } else {
@@ -178,6 +178,12 @@ struct NotificationPreferencesRoutes {
         guard let start = times["start"], let end = times["end"], let zone else { return nil }
         return QuietHours(start: start, end: end, timeZone: zone, breakThrough: breakThrough)
     }
+
+    /// IANA zones that keep summer time but that PostgreSQL's `AT TIME ZONE` reads first as
+    /// the fixed abbreviations of the same name (`CET` as +01:00 all year), which the quiet
+    /// hours' check runs: refused, as the community settings refuse them, for a region name
+    /// (Europe/Paris for CET).
+    static let fixedInPostgreSQL: Set<String> = ["CET", "EET", "MET", "WET"]
 
     static func isClockTime(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
