@@ -214,6 +214,20 @@ import Testing
             let newcomer = try await api.call(
                 .post, Self.path(club, "transactions"), as: ada, json: Self.equal(100, paidBy: ada, among: [ada, ben]))
             #expect(newcomer.errorCode == "MEMBER_NOT_FOUND" && newcomer.fieldErrors["split.members[1].userId"] != nil)
+
+            // What Ben still owes can be settled: Ada records that he paid her; a stranger
+            // (never a member) is still no party to a settlement.
+            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == -450)
+            let settled = try await api.call(
+                .post, Self.path(club, "settlements"), as: ada,
+                json: #"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":450,"currency":"EUR","method":"cash"}"#)
+            #expect(settled.status == .created, "\(settled.status) \(settled.errorCode ?? "") \(settled.fieldErrors)")
+            #expect((Self.nets(try await Self.balances(api, club, as: ada))[ben.id] ?? 0) == 0)
+            let stranger = try await api.signIn("Stranger")
+            let unknown = try await api.call(
+                .post, Self.path(club, "settlements"), as: ada,
+                json: #"{"from":"\#(stranger.id)","to":"\#(ada.id)","amount":450,"currency":"EUR","method":"cash"}"#)
+            #expect(unknown.errorCode == "MEMBER_NOT_FOUND" && unknown.fieldErrors["from"] != nil)
         }
     }
 

@@ -93,8 +93,11 @@ struct LedgerWriter: Sendable {
         return try await Self.withinLimits {
             try await writes.change(in: community.id, by: actor, request: request) { change, connection in
                 try await Self.lockLedger(community.id, on: connection, logger: logger)
+                // A member who left may still owe or be owed what was split before: their
+                // debts are settled as anyone's (migration 0070).
                 try await Self.checkMembers(
-                    [("from", from), ("to", to)], in: community.id, on: connection, logger: logger)
+                    [("from", from), ("to", to)], in: community.id, includingFormer: true, on: connection,
+                    logger: logger)
                 let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
                 let rows = try await connection.query(
                     """
@@ -281,14 +284,15 @@ struct LedgerWriter: Sendable {
         return current
     }
 
-    /// Every user named must be a current member; the first who is not is refused by field.
+    /// Every user named must be a current member (or a former one, `includingFormer`); the first
+    /// who is not is refused by field.
     static func checkMembers(
-        _ named: [(field: String, userId: UUID)], in community: UUID, on connection: PostgresConnection,
-        logger: Logger
+        _ named: [(field: String, userId: UUID)], in community: UUID, includingFormer: Bool = false,
+        on connection: PostgresConnection, logger: Logger
     ) async throws {
         guard !named.isEmpty else { return }
         let members = try await MemberStore.currentMembers(
-            named.map(\.userId), in: community, on: connection, logger: logger)
+            named.map(\.userId), in: community, includingFormer: includingFormer, on: connection, logger: logger)
         if let stranger = named.first(where: { !members.contains($0.userId) }) {
             throw FinanceErrors.memberNotFound(stranger.field)
         }

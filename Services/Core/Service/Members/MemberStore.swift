@@ -269,15 +269,18 @@ struct MembersPageAfter: PreparedRows {
 }
 
 extension MemberStore {
-    /// Which of `ids` are current members of `communityId`, as the transaction's reader sees
-    /// them: the check behind mentions, payers and split members.
+    /// Which of `ids` are current members of `communityId` (or were, `includingFormer`), as the
+    /// transaction's reader sees them: the check behind mentions, payers, split members and the
+    /// parties to a settlement.
     static func currentMembers(
-        _ ids: [UUID], in communityId: UUID, on connection: PostgresConnection, logger: Logger
+        _ ids: [UUID], in communityId: UUID, includingFormer: Bool = false, on connection: PostgresConnection,
+        logger: Logger
     ) async throws -> Set<UUID> {
         var members: Set<UUID> = []
         for try await id in try await connection.query(
             """
-            SELECT user_id FROM members WHERE community_id = \(communityId) AND left_at IS NULL AND user_id = ANY(\(ids))
+            SELECT user_id FROM members
+            WHERE community_id = \(communityId) AND (left_at IS NULL OR \(includingFormer)) AND user_id = ANY(\(ids))
             """, logger: logger
         ).decode(UUID.self) {
             members.insert(id)
