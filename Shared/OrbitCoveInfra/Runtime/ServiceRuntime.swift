@@ -35,13 +35,14 @@ package struct ServiceRuntime: Sendable {
         return logger
     }
 
-    /// A router with request ids, error envelopes, metrics, token verification and the
-    /// operational endpoints already in place; the service adds its own routes. `HEAD` is
-    /// answered wherever `GET` is (``HeadResponder``, around the router: ``makeApplication(_:)``).
+    /// A router with request ids, error envelopes, metrics, one value a query parameter, token
+    /// verification and the operational endpoints already in place; the service adds its own
+    /// routes. `HEAD` is answered wherever `GET` is (``HeadResponder``, around the router: ``makeApplication(_:)``).
     package func makeRouter(checks: [ReadinessCheck], verifier: AccessTokenVerifier?) -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
         router.add(middleware: RequestIdMiddleware(service: settings.name, trustedProxies: settings.trustedProxies))
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RepeatedQueryParametersMiddleware())
         if let verifier { router.add(middleware: AuthenticationMiddleware(verifier: verifier)) }
         OperationalRoutes.add(to: router, service: settings.name, checks: checks, registry: registry)
         return router
