@@ -286,6 +286,15 @@ import Testing
                     #"{"description":"","totalAmount":100,"currency":"EUR","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
                     "description"
                 ),
+                // Days from 1900 to 2200, as an event's (a year 1 or 9999 is a typo).
+                (
+                    #"{"description":"x","totalAmount":100,"currency":"EUR","transactionDate":"0001-01-01","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "transactionDate"
+                ),
+                (
+                    #"{"description":"x","totalAmount":100,"currency":"EUR","transactionDate":"2201-01-01","split":{"method":"equal","members":[{"userId":"\#(ada.id)"}]}}"#,
+                    "transactionDate"
+                ),
             ]
             for (body, field) in bodies {
                 let reply = try await api.call(.post, path, as: ada, json: body)
@@ -298,6 +307,10 @@ import Testing
                 .post, Self.path(club, "dues"), as: coach,
                 json: #"{"name":"Old","amount":1,"currency":"EUR","dueDate":"0001-01-31","recurrence":"monthly"}"#)
             #expect(early.status == .badRequest && early.fieldErrors["dueDate"] != nil)
+            let late = try await api.call(
+                .post, Self.path(club, "dues"), as: coach,
+                json: #"{"name":"Late","amount":1,"currency":"EUR","dueDate":"9999-12-31","recurrence":"yearly"}"#)
+            #expect(late.status == .badRequest && late.fieldErrors["dueDate"] != nil)
             #expect(Self.nets(try await Self.balances(api, club, as: ada)).isEmpty)
             let missing = try await api.call(.get, "\(path)/\(UUID())", as: ada)
             #expect(missing.errorCode == "TRANSACTION_NOT_FOUND")

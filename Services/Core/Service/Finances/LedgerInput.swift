@@ -160,13 +160,15 @@ extension FieldReader {
         }
     }
 
-    /// A calendar day, `YYYY-MM-DD`, that exists.
+    /// A calendar day, `YYYY-MM-DD`, that exists, from 1900 to 2200 as an event's (a year 1 or
+    /// 9999 is a typo, not a ledger's day).
     mutating func day(_ key: String) -> String? {
         switch fields[key] {
         case nil: return nil
-        case .string(let text) where LedgerDay.isValid(text): return text
+        case .string(let text) where LedgerDay.isValid(text) && ("1900-01-01"..."2200-12-31").contains(text):
+            return text
         default:
-            problems[key] = "must be a date as YYYY-MM-DD"
+            problems[key] = "must be a date as YYYY-MM-DD, from 1900 to 2200"
             return nil
         }
     }
