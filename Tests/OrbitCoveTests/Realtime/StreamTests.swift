@@ -472,6 +472,28 @@ import WSClient
         }
     }
 
+    /// RFC 6455 §5.1: a server closes the connection on a client frame that is not masked,
+    /// with `1002` (a hostile probe's: such a frame was served).
+    @Test func anUnmaskedClientFrameClosesTheStreamWith1002() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            try await Self.run(api) { ports in
+                var upgrade = "GET /api/v1/me/stream HTTP/1.1\r\nHost: 127.0.0.1:\(ports[0])\r\n"
+                upgrade += "X-Real-IP: \(TestEnvironment.uniqueClientAddress())\r\n"
+                upgrade += "Authorization: Bearer \(ada.token)\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                upgrade += "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+                // A well-formed frame, sent as a server would send it: no mask.
+                let payload = Array(#"{"type":"unsubscribe","communityIds":[]}"#.utf8)
+                let frame: [UInt8] = [0x81, UInt8(payload.count)] + payload
+                let (reply, closed) = try await HTTPClientProbe(port: ports[0]).exchange(
+                    raw: Array(upgrade.utf8) + frame)
+                #expect(String(decoding: reply.prefix(12), as: UTF8.self) == "HTTP/1.1 101")
+                #expect(reply.firstRange(of: Data([0x88, 0x02, 0x03, 0xEA])) != nil, "no close frame with 1002")
+                #expect(closed)
+            }
+        }
+    }
+
     /// A burst, then a steady pace: what a client may send without being closed.
     @Test func clientFramesAreAllowedABurstThenTenASecond() {
         typealias Allowance = StreamFrameAllowance

@@ -75,6 +75,7 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                         guard let identity = accepted.withLockedValue({ $0 }) else {
                             throw StreamFeedError(message: "upgraded without an identity")
                         }
+                        try channel.pipeline.syncOperations.addHandler(ClientFramesAreMasked())
                         let socket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
                             wrappingChannelSynchronously: channel,
                             configuration: .init(isOutboundHalfClosureEnabled: true))
@@ -161,5 +162,29 @@ private final class CloseOnParserError: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is HTTPParserError { context.close(promise: nil) }
         context.fireErrorCaught(error)
+    }
+}
+
+/// RFC 6455 §5.1: "a server MUST close the connection upon receiving a frame that is not
+/// masked", with `1002` (protocol error). The WebSocket library reads unmasked frames as it
+/// reads masked ones, so they are stopped here, before it; nothing after such a frame is read.
+private final class ClientFramesAreMasked: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias InboundOut = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+    private var refused = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        guard unwrapInboundIn(data).maskKey == nil else {
+            context.fireChannelRead(data)
+            return
+        }
+        refused = true
+        var code = context.channel.allocator.buffer(capacity: 2)
+        code.write(webSocketErrorCode: .protocolError)
+        context.writeAndFlush(
+            wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)), promise: nil)
+        context.close(promise: nil)
     }
 }
