@@ -65,8 +65,6 @@ package struct StreamFrame: Codable, Sendable, Equatable {
         case joined
         /// The caller's unread notifications: `count`, sent on connecting and when it changes.
         case unread
-        /// A frame the server could not read (`code`, `message`); the connection stays open.
-        case error
     }
 
     package var type: Kind
