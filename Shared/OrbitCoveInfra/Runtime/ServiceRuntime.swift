@@ -37,7 +37,8 @@ package struct ServiceRuntime: Sendable {
 
     /// A router with request ids, error envelopes, metrics, one value a query parameter, token
     /// verification and the operational endpoints already in place; the service adds its own
-    /// routes. `HEAD` is answered wherever `GET` is (``HeadResponder``, around the router: ``makeApplication(_:)``).
+    /// routes. `HEAD` is answered wherever `GET` is (``HeadResponder``, around the router:
+    /// ``makeApplication(_:)``).
     package func makeRouter(checks: [ReadinessCheck], verifier: AccessTokenVerifier?) -> Router<AppRequestContext> {
         let router = Router(context: AppRequestContext.self)
         router.add(middleware: RequestIdMiddleware(service: settings.name, trustedProxies: settings.trustedProxies))
