@@ -111,6 +111,14 @@ import Testing
                 .post, "\(path)/payments", as: coach,
                 json: #"{"userId":"\#(ben.id)","amount":1000,"method":"cash","period":"\#(periods[2])"}"#)
             #expect(late.status == .notFound && late.errorCode == "MEMBER_NOT_FOUND")
+
+            // Dues set up today for periods already past fall due today: Ada, who leaves today,
+            // owes them as she did this morning (a hostile probe's: they vanished as she left).
+            let kit = try await Self.dues("Kit", from: first, in: club, by: api, as: coach)
+            let kitPath = FinanceTests.path(club, "dues/\(kit.id)")
+            #expect(try await api.call(.post, FinanceTests.path(club, "leave"), as: ada).status == .noContent)
+            let owed = try await api.call(.get, "\(kitPath)?period=\(first)", as: coach).data(DuesDetail.self)
+            #expect(owed.members.first { $0.userId == ada.id }?.status == .overdue)
         }
     }
 

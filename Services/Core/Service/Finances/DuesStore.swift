@@ -79,10 +79,11 @@ struct DuesStore: Sendable {
             return members.filter { Self.owes($0, row, period: period) }.map(\.user)
         }
 
-        /// Whether `member` owes `period` of dues owed by everyone.
+        /// Whether `member` owes `period` of dues owed by everyone: they had joined by the day it
+        /// fell due and had not left before it (one who leaves that day still owes it).
         static func owes(_ member: Membership, _ row: Row, period: String) -> Bool {
             let due = max(period, row.setUpOn)
-            return member.firstJoinedOn <= due && member.leftOn.map { due < $0 } ?? true
+            return member.firstJoinedOn <= due && member.leftOn.map { due <= $0 } ?? true
         }
 
         /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
