@@ -17,6 +17,8 @@ import Testing
                 "/api/v1/communities/\(club.id)/posts?limit=5&limit=500",
                 "/api/v1/communities/\(club.id)/posts?limit=5&limit=abc",
                 "/api/v1/communities/\(club.id)/members?limit=5&cursor=&limit=5",
+                // The same name, percent-encoded (a hostile probe's way round the rule).
+                "/api/v1/communities/\(club.id)/posts?limit=5&lim%69t=6",
             ] {
                 let reply = try await api.call(.get, path, as: coach)
                 #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(path)")

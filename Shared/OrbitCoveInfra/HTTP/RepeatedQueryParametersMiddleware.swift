@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// Refuses a request that gives a query parameter more than once (`limit=5&limit=500`): no
@@ -13,10 +14,12 @@ package struct RepeatedQueryParametersMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard let query = request.uri.query, query.contains("&") else { return try await next(request, context) }
-        var seen: Set<Substring> = []
+        // Names as the client meant them: `fr%6Fm` is `from` given again.
+        var seen: Set<String> = []
         var problems: [String: String] = [:]
-        for (name, _) in request.uri.queryParameters where !seen.insert(name).inserted {
-            problems[String(name)] = "must be given once"
+        for (name, _) in request.uri.queryParameters {
+            let meant = String(name).removingPercentEncoding ?? String(name)
+            if !seen.insert(meant).inserted { problems[meant] = "must be given once" }
         }
         guard problems.isEmpty else { throw APIError.validation(problems) }
         return try await next(request, context)
