@@ -638,6 +638,38 @@ import Testing
             #expect(rows.contains { $0["recurrenceParentId"] as? String == series.id.lowercasedString })
         }
     }
+
+    /// A single event made a series keeps its answers on its first instance, and a series made
+    /// a single event keeps its first instance's (a hostile probe's: answers stayed under the
+    /// old key, out of every read and count).
+    @Test func answersFollowAnEventMadeASeriesAndBack() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            try await api.join(ada, club, invitedBy: coach)
+            let practice = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Practice","startsAt":"2031-03-04T18:00:00+01:00","capacity":10}"#)
+            let path = "/api/v1/communities/\(club.id)/events/\(practice.id)"
+            _ = try await api.call(.post, "\(path)/rsvp", as: ada, json: #"{"status":"yes","plusOnes":1}"#)
+
+            let weekly = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":"FREQ=WEEKLY;COUNT=3"}"#)
+            #expect(weekly.status == .ok)
+            var seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-03-31T00:00:00Z", as: ada)
+            #expect(seen.map { $0.rsvp?.status } == [.yes, nil, nil])
+            #expect(seen.map { $0.attendance?.seats ?? 0 } == [2, 0, 0])
+
+            // Ada answers the second week too; made single again, the first week's answer stays.
+            let second = practice.startsAt.addingTimeInterval(7 * 86_400)
+            _ = try await api.call(
+                .post, "\(path)/rsvp", as: ada, json: #"{"status":"maybe","recurrenceId":"\#(utc(second))"}"#)
+            let single = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":null}"#)
+            #expect(single.status == .ok)
+            seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-03-31T00:00:00Z", as: ada)
+            #expect(seen.count == 1 && seen.first?.rsvp?.status == .yes && seen.first?.attendance?.seats == 2)
+            let attendance = try await api.call(.get, "\(path)/attendance", as: coach).data(EventAttendance.self)
+            #expect(attendance.counts.going == 1 && attendance.responses.count == 1)
+        }
+    }
 }
 
 extension Date {

@@ -82,6 +82,14 @@ struct EventEdit {
         let written = try await events.save(updated, on: connection, logger: logger)
         guard written == 1 else { throw APIError.forbidden }
         change.touched(written)
+        // Made a series, or a single event: the answers go with it. A single event's are keyed
+        // by no instance, the series' first instance's by its start (migration 0071).
+        if current.isSeries != updated.isSeries {
+            let first: Date? = updated.startsAt
+            let (from, to) = updated.isSeries ? (nil, first) : (first, nil)
+            try await connection.run(
+                "SELECT calendar_rekey_answers(\(current.id), \(from), \(to))", logger: logger)
+        }
         var changes = changed.map(\.rawValue).sorted()
         if ruleChanged || updated.exceptionDates != current.exceptionDates { changes.append("recurrence") }
         try await announce(updated.summary(), scope: scope, changes: changes, instances: nil, of: current.id)
