@@ -13,7 +13,9 @@ struct ICSEventWriter {
         }
         // A master's DTSTART keeps its TZID whatever happens: it anchors the wall-clock time of every instance.
         appendTime("DTSTART", event.start, exact: event.recurrenceRule == nil, into: &lines)
-        appendTime("DTEND", end, into: &lines)
+        // A timed event without an end has no DTEND: it ends when it starts (RFC 5545 3.6.1),
+        // and a DTEND must be later than DTSTART (3.8.2.2).
+        if event.isAllDay || event.end > event.start { appendTime("DTEND", end, into: &lines) }
         if let rule = event.recurrenceRule, event.recurrenceID == nil {
             lines.append("RRULE", rule.untilForm(timeZone: event.timeZone, allDay: event.isAllDay).rfc5545Value)
             // One EXDATE per line: every client reads that form, not all read comma lists with a TZID.

@@ -84,6 +84,18 @@ import Testing
         #expect(!text.contains("BEGIN:VTIMEZONE"))
     }
 
+    /// A timed event with no end has no DTEND: RFC 5545 has DTEND later than DTSTART (3.8.2.2),
+    /// and an event without one ends when it starts (3.6.1). It was written equal to DTSTART.
+    @Test func aTimedEventWithoutAnEndHasNoDTEND() throws {
+        let start = try time(berlin, 2026, 11, 28, 18)
+        var event = ICSEvent(
+            uid: "n", start: start, end: start, timeZone: berlin, summary: "Meet", stamp: try time(.gmt, 2026, 1, 1))
+        event.recurrenceRule = try RecurrenceRule(parsing: "FREQ=DAILY;COUNT=10")
+        let text = lines(ICSCalendar(name: "N", events: [event]))
+        #expect(text.contains("DTSTART;TZID=Europe/Berlin:20261128T180000"))
+        #expect(!text.contains { $0.hasPrefix("DTEND") })
+    }
+
     @Test func zonedSeriesGetsUTCUntil() throws {
         var event = ICSEvent(
             uid: "z", start: try time(newYork, 2026, 1, 6, 18), end: try time(newYork, 2026, 1, 6, 19),
