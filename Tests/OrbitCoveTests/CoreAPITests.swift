@@ -188,6 +188,16 @@ import Testing
                 .get, "/api/v1/communities/\(club.id)/members?cursor=\(try #require(members.next))", as: ben)
             #expect(try rest.page(CommunityMember.self).items.map(\.userId) == [ben.id])
 
+            // The creator may step down to member, and an admin may make her one again: she is
+            // kept from being demoted or removed by others, not from being promoted (a hostile
+            // probe's: a creator who stepped down could never be an admin again).
+            let me = "/api/v1/communities/\(club.id)/members/\(ada.id)"
+            let down = try await api.call(.patch, me, as: ada, json: #"{"role":"member"}"#)
+            #expect(try down.data(CommunityMember.self).role == .member)
+            let up = try await api.call(.patch, me, as: ben, json: #"{"role":"admin"}"#)
+            #expect(up.status == .ok, "\(up.status) \(up.errorCode ?? "")")
+            #expect(try up.data(CommunityMember.self).role == .admin)
+
             // Ada, as the creator, may step down now that Ben is an admin; then leave.
             #expect(try await api.call(.post, "/api/v1/communities/\(club.id)/leave", as: ada).status == .noContent)
             let count = try await api.call(.get, "/api/v1/communities/\(club.id)", as: ben).data(Community.self)

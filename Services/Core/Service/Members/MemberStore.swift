@@ -47,7 +47,8 @@ struct MemberStore: Sendable {
         return try await writes.change(in: community.id, by: actor, request: request) { change, connection in
             try await Self.lock(community.id, on: connection, logger: logger)
             let current = try await member(target, of: community.id, on: connection)
-            if target == community.createdBy && actor != community.createdBy {
+            // Others may not demote the creator; one who stepped down may be made admin again.
+            if target == community.createdBy && actor != community.createdBy && role != .admin {
                 throw Self.creatorProtected
             }
             if current.role == role { return current }
