@@ -42,6 +42,33 @@ import Testing
         }
     }
 
+    /// The sign-in grant's user is the one `/me` reads: a scheduled deletion shows in both
+    /// (a hostile probe's: signing in during the grace period said no deletion was scheduled).
+    @Test func theSignInGrantShowsAScheduledDeletion() async throws {
+        try await CoreHarness.run { api in
+            let email = "grant-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            func grant() async throws -> (user: [String: Any], token: String) {
+                let response = try await api.auth.executeRequest(
+                    uri: "/api/v1/auth/dev", method: .post,
+                    headers: [.realIP: TestEnvironment.uniqueClientAddress(), .contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"email":"\#(email)","displayName":"Ada"}"#))
+                let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                let data = try #require(json?["data"] as? [String: Any])
+                return (try #require(data["user"] as? [String: Any]), try #require(data["accessToken"] as? String))
+            }
+            let first = try await grant()
+            #expect(first.user["deletionScheduledAt"] is NSNull)
+            let ada = CoreHarness.Person(
+                id: try #require((first.user["id"] as? String).flatMap(UUID.init(uuidString:))), name: "Ada",
+                token: first.token)
+            let deleting = try await api.call(.delete, "/api/v1/me", as: ada)
+            let scheduled = try #require(deleting.json?["data"] as? [String: Any])["deletionScheduledAt"] as? String
+            #expect(scheduled != nil)
+            let again = try await grant()
+            #expect(again.user["deletionScheduledAt"] as? String == scheduled)
+        }
+    }
+
     @Test func familyMembersBelongToTheirParentOnly() async throws {
         try await CoreHarness.run { api in
             let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))

@@ -22,28 +22,18 @@ package struct AuthUserStore: Sendable {
                 SET email = COALESCE(\(email), users.email),
                     display_name = COALESCE(\(displayName), users.display_name),
                     updated_at = NOW()
-            RETURNING id, email, display_name, avatar_url, created_at, updated_at
+            RETURNING \(unescaped: UserRows.columns)
             """, logger: logger)
-        for try await row in rows { return try Self.user(row) }
+        for try await row in rows { return try UserRows.user(row) }
         throw APIError.internalError
     }
 
     package func find(_ id: UUID, on connection: PostgresConnection) async throws -> User? {
         let rows = try await connection.query(
             """
-            SELECT id, email, display_name, avatar_url, created_at, updated_at
-            FROM users WHERE id = \(id) AND deleted_at IS NULL
+            SELECT \(unescaped: UserRows.columns) FROM users WHERE id = \(id) AND deleted_at IS NULL
             """, logger: logger)
-        for try await row in rows { return try Self.user(row) }
+        for try await row in rows { return try UserRows.user(row) }
         return nil
-    }
-
-    /// A row of `id, email, display_name, avatar_url, created_at, updated_at`.
-    private static func user(_ row: PostgresRow) throws -> User {
-        var cells = RowReader(row)
-        return User(
-            id: try cells.next("id"), email: try cells.next("email"), displayName: try cells.next("display_name"),
-            avatarUrl: try cells.next("avatar_url"), createdAt: try cells.next("created_at"),
-            updatedAt: try cells.next("updated_at"))
     }
 }

@@ -7,7 +7,7 @@ import ServiceLifecycle
 
 /// How long deleted things can come back, and when the retention jobs remove them for good.
 enum Retention {
-    static let accountGrace = "7 days"
+    static let accountGrace = UserRows.accountGrace
     static let communityGrace = "30 days"
     static let idempotencyKeys = "24 hours"
     static let expiredInvites = "7 days"

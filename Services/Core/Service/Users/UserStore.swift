@@ -84,20 +84,8 @@ package struct UserStore: Sendable {
 
     static func user(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> User? {
         let rows = try await connection.query(
-            """
-            SELECT id, email, display_name, avatar_url, avatar_media_id,
-                   deletion_requested_at + \(Retention.accountGrace)::interval AS deletion_scheduled_at,
-                   created_at, updated_at
-            FROM users WHERE id = \(id) AND deleted_at IS NULL
-            """, logger: logger)
-        for try await row in rows {
-            var cells = RowReader(row)
-            return User(
-                id: try cells.next("id"), email: try cells.next("email"), displayName: try cells.next("display_name"),
-                avatarUrl: try cells.next("avatar_url"), avatarMediaId: try cells.next("avatar_media_id"),
-                deletionScheduledAt: try cells.next("deletion_scheduled_at"),
-                createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at"))
-        }
+            "SELECT \(unescaped: UserRows.columns) FROM users WHERE id = \(id) AND deleted_at IS NULL", logger: logger)
+        for try await row in rows { return try UserRows.user(row) }
         return nil
     }
 }
