@@ -185,6 +185,23 @@ import Testing
     }
 }
 
+/// Addresses that are not addresses, each of which would have become an account of its own (a
+/// hostile probe's: a trailing newline, tab or zero-width space, angle brackets, dots in a row).
+@Test(arguments: [
+    "ada@example.com\n", "ada@example.com\t", "ada@example.com\r\n", "ada@example.com\u{200B}",
+    "ad\u{200B}a@example.com", "<ada@example.com>", "ada@example..com", ".ada@example.com", "ada.@example.com",
+    "a..da@example.com", "ada@.example.com", "ada@example.com.", "ada@-example.com", "ada@example", "ada@@example.com",
+    "ada@exa mple.com", "ada\u{7F}@example.com",
+])
+func notAnEmailAddress(_ text: String) {
+    #expect(!DevSignInRoutes.looksLikeEmail(text))
+}
+
+@Test(arguments: ["ada@example.com", "ada.lovelace+club@mail.example.co.uk", "jürgen@bücher.example", "a@b.co"])
+func anEmailAddress(_ text: String) {
+    #expect(DevSignInRoutes.looksLikeEmail(text))
+}
+
 /// Verified tokens are remembered only until they expire, and the memory stays bounded.
 @Suite struct VerifiedTokensTests {
     @Test func aRememberedTokenCountsOnlyUntilItExpires() {

@@ -5,7 +5,7 @@ import OrbitCoveModels
 
 /// `POST /api/v1/auth/dev`: sign in by email and name, for local development and demos.
 /// Registered only when `ORBITCOVE_AUTH_DEV_LOGIN` is on; otherwise the route does not exist.
-struct DevSignInRoutes {
+package struct DevSignInRoutes {
     let sessions: Sessions
     let limiter: RateLimiter
     let limits: AuthRateLimits
@@ -16,7 +16,7 @@ struct DevSignInRoutes {
         var deviceName: String?
     }
 
-    func register(on router: Router<AppRequestContext>) {
+    package func register(on router: Router<AppRequestContext>) {
         router.post("/api/v1/auth/dev") { request, context in
             let client = context.clientAddress
             try await limiter.enforce(limits.signInPerIP, client: client)
@@ -43,8 +43,27 @@ struct DevSignInRoutes {
         }
     }
 
-    static func looksLikeEmail(_ text: String) -> Bool {
+    /// An address as people write one: `local@domain`, nothing invisible or unprintable
+    /// anywhere (a trailing newline or zero-width space made another account of the same
+    /// address), no dot at either end of the local part or two in a row, and a domain of two
+    /// or more labels of letters, digits and inner hyphens. Not RFC 5322's every form (quoted
+    /// local parts, address literals): this is the development sign-in.
+    package static func looksLikeEmail(_ text: String) -> Bool {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !text.contains(" ")
+        guard parts.count == 2, let local = parts.first, let domain = parts.last, !local.isEmpty else { return false }
+        let invisible = text.unicodeScalars.contains {
+            switch $0.properties.generalCategory {
+            case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator, .unassigned: true
+            default: false
+            }
+        }
+        guard !invisible, !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..") else { return false }
+        guard !local.contains(where: { "<>()[]\\,;:\"".contains($0) }) else { return false }
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2
+            && labels.allSatisfy { label in
+                !label.isEmpty && !label.hasPrefix("-") && !label.hasSuffix("-")
+                    && label.allSatisfy { $0 == "-" || $0.isLetter || $0.isNumber }
+            }
     }
 }
