@@ -639,6 +639,37 @@ import Testing
         }
     }
 
+    /// A moved instance's deadline keeps its distance from the instance's new start, as every
+    /// instance's does, and follows the series' when that changes (a hostile probe's: moving an
+    /// instance earlier than its old deadline was refused, later kept the old deadline).
+    @Test func aMovedInstanceKeepsItsDeadlinesDistance() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-06-01T18:00:00+02:00","recurrenceRule":"FREQ=DAILY;COUNT=10","rsvpDeadline":"2031-05-31T18:00:00+02:00"}"#
+            )
+            let path = "/api/v1/communities/\(club.id)/events/\(series.id)"
+            let fifth = series.startsAt.addingTimeInterval(4 * 86_400)
+            let earlier = try await api.call(
+                .patch, "\(path)?recurrenceId=\(utc(fifth))&scope=this", as: coach,
+                json: #"{"startsAt":"2031-06-02T08:00:00+02:00"}"#)
+            #expect(earlier.status == .ok, "\(earlier.status) \(earlier.fieldErrors)")
+            let moved = try earlier.data(CalendarEvent.self)
+            #expect(moved.rsvpDeadline == moved.startsAt.addingTimeInterval(-86_400))
+            // The series' deadline moves to two days before: the moved instance's follows.
+            let twoDays = try await api.call(
+                .patch, path, as: coach, json: #"{"rsvpDeadline":"2031-05-30T18:00:00+02:00"}"#)
+            #expect(twoDays.status == .ok)
+            let after = try await api.call(.get, "\(path)?recurrenceId=\(utc(fifth))", as: coach)
+                .data(CalendarEvent.self)
+            #expect(
+                after.startsAt == moved.startsAt && after.rsvpDeadline == moved.startsAt.addingTimeInterval(-2 * 86_400)
+            )
+        }
+    }
+
     /// A single event made a series keeps its answers on its first instance, and a series made
     /// a single event keeps its first instance's (a hostile probe's: answers stayed under the
     /// old key, out of every read and count).

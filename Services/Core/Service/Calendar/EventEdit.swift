@@ -75,7 +75,8 @@ struct EventEdit {
                     override.endsAt = updated.end(forStart: start)
                     override.allDay = updated.allDay
                 }
-                if inherited.contains(.rsvp) { override.rsvpDeadline = updated.deadline(forStart: start) }
+                // From the instance's own start: a moved instance keeps the series' distance.
+                if inherited.contains(.rsvp) { override.rsvpDeadline = updated.deadline(forStart: override.startsAt) }
                 change.touched(try await events.save(override, on: connection, logger: logger))
             }
         }
@@ -123,10 +124,15 @@ struct EventEdit {
             base.overriddenFields = []
             base.cancelled = false
         }
-        var updated = try input.applied(to: base)
+        // A deadline the instance takes from its series keeps its distance from a new start,
+        // and stays the series' (not remembered as the instance's own edit).
+        let seriesDeadline = !base.overriddenFields.contains(.rsvp)
+        var updated = try input.applied(to: base, keepingDeadlineDistance: seriesDeadline)
         let changed = updated.changedFields(from: base)
         guard !changed.isEmpty else { return base.instance(at: start, of: series) }
-        updated.overriddenFields.formUnion(changed)
+        var ownEdits = changed
+        if seriesDeadline, case .keep = input.rsvpDeadline { ownEdits.remove(.rsvp) }
+        updated.overriddenFields.formUnion(ownEdits)
         if existing == nil {
             let inserted = try await events.insert(updated, on: connection, logger: logger)
             change.touched(inserted.count)

@@ -91,8 +91,10 @@ struct EventInput {
         return true
     }
 
-    /// The event `base` becomes with this body applied, in the event's own zone.
-    func applied(to base: EventRecord) throws -> EventRecord {
+    /// The event `base` becomes with this body applied, in the event's own zone. With
+    /// `keepingDeadlineDistance` (an instance whose deadline is its series'), a new start moves
+    /// the deadline with it unless the body sets one.
+    func applied(to base: EventRecord, keepingDeadlineDistance: Bool = false) throws -> EventRecord {
         var problems = problems
         var event = base
         let zone = base.zone
@@ -110,6 +112,9 @@ struct EventInput {
         if let value = capacity.applied(to: base.capacity) { event.capacity = value }
 
         applyTimes(to: &event, from: base, zone: zone, problems: &problems)
+        if keepingDeadlineDistance, case .keep = rsvpDeadline, let deadline = base.rsvpDeadline {
+            event.rsvpDeadline = deadline.addingTimeInterval(event.startsAt.timeIntervalSince(base.startsAt))
+        }
         if let deadline = event.rsvpDeadline, deadline > event.startsAt {
             problems["rsvpDeadline"] = "must not be after startsAt"
         }
