@@ -639,6 +639,41 @@ import Testing
         }
     }
 
+    /// A split racing a move of the whole series never strands the answers: the split is of an
+    /// instance the series has once the lock is had, or it is `404` (a hostile probe's: a split
+    /// of the instance as it was before the move took the moved answers onto a new series whose
+    /// instances they no longer matched, in four of eight tries).
+    @Test func aSplitRacingAMoveKeepsTheAnswers() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            try await api.join(ada, club, invitedBy: coach)
+            // A month each, so no trial sees another's instances.
+            for month in 1...8 {
+                let day = "2031-0\(month)-05"
+                let series = try await api.createEvent(
+                    in: club, by: coach,
+                    #"{"title":"Practice","startsAt":"\#(day)T10:00:00Z","recurrenceRule":"FREQ=DAILY;COUNT=10"}"#)
+                let path = "/api/v1/communities/\(club.id)/events/\(series.id)"
+                let (fifth, seventh) = (series.startsAt + 4 * 86_400, series.startsAt + 6 * 86_400)
+                _ = try await api.call(
+                    .post, "\(path)/rsvp", as: ada, json: #"{"status":"yes","recurrenceId":"\#(utc(seventh))"}"#)
+                async let split = api.call(
+                    .patch, "\(path)?recurrenceId=\(utc(fifth))&scope=following", as: coach,
+                    json: #"{"title":"Later"}"#)
+                async let move = api.call(.patch, path, as: coach, json: #"{"startsAt":"\#(day)T11:00:00Z"}"#)
+                let (splitReply, moveReply) = try await (split, move)
+                #expect(moveReply.status == .ok)
+                #expect(
+                    splitReply.status == .ok || splitReply.errorCode == "INSTANCE_NOT_FOUND", "\(splitReply.status)")
+                let window = try await api.window(
+                    club, "2031-0\(month)-01T00:00:00Z", "2031-0\(month)-28T00:00:00Z", as: ada)
+                let answered = window.filter { $0.rsvp?.status == .yes }
+                #expect(answered.count == 1, "month \(month): \(answered.count) instances show the yes")
+            }
+        }
+    }
+
     /// A moved instance's deadline keeps its distance from the instance's new start, as every
     /// instance's does, and follows the series' when that changes (a hostile probe's: moving an
     /// instance earlier than its old deadline was refused, later kept the old deadline).

@@ -47,7 +47,13 @@ extension EventEditor {
             if stored.isOverride, let scope, scope != .this {
                 throw APIError.validation(["scope": "an override is one instance: use its series' id for \(scope)"])
             }
-            if locked.exceptionDates.contains(start) { throw CalendarErrors.instanceNotFound }
+            // The instance was found before the lock: a move or split committed meanwhile may
+            // have taken it from the series (a split of the instance as it was took the moved
+            // answers onto a series they no longer matched).
+            if locked.exceptionDates.contains(start) || (scope != .all && !(locked.isSeries && locked.generates(start)))
+            {
+                throw CalendarErrors.instanceNotFound
+            }
             switch scope ?? .this {
             case .this: return .instance(locked, start)
             case .following: return .following(locked, start)
