@@ -674,6 +674,33 @@ import Testing
         }
     }
 
+    /// Two splits of one series at once: the later one to take the lock splits a series that may
+    /// no longer have its instance, and hears `404`, never that its start is wrong (a hostile
+    /// probe's: `422 UNSUPPORTED_RECURRENCE` about a `startsAt` neither request sent).
+    @Test func twoSplitsAtOnceEndInASplitOrA404() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            for trial in 0..<6 {
+                let series = try await api.createEvent(
+                    in: club, by: coach,
+                    #"{"title":"Practice \#(trial)","startsAt":"2031-04-03T10:00:00+02:00","recurrenceRule":"FREQ=DAILY;COUNT=10"}"#
+                )
+                let path = "/api/v1/communities/\(club.id)/events/\(series.id)"
+                let (fourth, fifth) = (series.startsAt + 3 * 86_400, series.startsAt + 4 * 86_400)
+                async let first = api.call(
+                    .patch, "\(path)?recurrenceId=\(utc(fourth))&scope=following", as: coach, json: #"{"title":"R0"}"#)
+                async let second = api.call(
+                    .patch, "\(path)?recurrenceId=\(utc(fifth))&scope=following", as: coach, json: #"{"title":"R1"}"#)
+                for reply in try await [first, second] {
+                    #expect(
+                        reply.status == .ok || reply.errorCode == "INSTANCE_NOT_FOUND",
+                        "\(reply.status) \(reply.errorCode ?? "") \(reply.fieldErrors)")
+                }
+            }
+        }
+    }
+
     /// A moved instance's deadline keeps its distance from the instance's new start, as every
     /// instance's does, and follows the series' when that changes (a hostile probe's: moving an
     /// instance earlier than its old deadline was refused, later kept the old deadline).
