@@ -729,6 +729,22 @@ import Testing
             #expect(
                 after.startsAt == moved.startsAt && after.rsvpDeadline == moved.startsAt.addingTimeInterval(-2 * 86_400)
             )
+
+            // The whole series a day earlier, and the rest from the eighth an hour later: every
+            // instance's deadline stays two days before it (a hostile probe's: the series'
+            // deadline stayed put, so a move earlier was refused and one later widened it).
+            let dayEarlier = try await api.call(
+                .patch, path, as: coach, json: #"{"startsAt":"2031-05-31T18:00:00+02:00"}"#)
+            #expect(dayEarlier.status == .ok, "\(dayEarlier.status) \(dayEarlier.fieldErrors)")
+            let first = try dayEarlier.data(CalendarEvent.self)
+            #expect(first.rsvpDeadline == first.startsAt.addingTimeInterval(-2 * 86_400))
+            let eighth = first.startsAt + 7 * 86_400
+            let later = try await api.call(
+                .patch, "\(path)?recurrenceId=\(utc(eighth))&scope=following", as: coach,
+                json: #"{"startsAt":"2031-06-07T19:00:00+02:00"}"#)
+            #expect(later.status == .ok, "\(later.status) \(later.fieldErrors)")
+            let tail = try later.data(CalendarEvent.self)
+            #expect(tail.rsvpDeadline == tail.startsAt.addingTimeInterval(-2 * 86_400))
         }
     }
 

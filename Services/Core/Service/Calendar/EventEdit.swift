@@ -20,7 +20,8 @@ struct EventEdit {
     ) async throws
         -> CalendarEvent
     {
-        var updated = try input.applied(to: current)
+        // A series' deadline is a distance from each instance's start: a move keeps it.
+        var updated = try input.applied(to: current, keepingDeadlineDistance: current.isSeries)
         let changed = updated.changedFields(from: current)
         let ruleChanged = updated.recurrenceRule != current.recurrenceRule
         // Nothing to write (for `following`, the split that made `current` was counted).
