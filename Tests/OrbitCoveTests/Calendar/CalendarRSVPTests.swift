@@ -777,6 +777,19 @@ import Testing
             #expect(seen.count == 1 && seen.first?.rsvp?.status == .yes && seen.first?.attendance?.seats == 2)
             let attendance = try await api.call(.get, "\(path)/attendance", as: coach).data(EventAttendance.self)
             #expect(attendance.counts.going == 1 && attendance.responses.count == 1)
+
+            // A series whose first instance was removed is not made a single event: that would
+            // bring the removed date back as a live event (a hostile probe's).
+            let weeklyAgain = try await api.call(
+                .patch, path, as: coach, json: #"{"recurrenceRule":"FREQ=WEEKLY;COUNT=3"}"#)
+            #expect(weeklyAgain.status == .ok)
+            let removed = try await api.call(
+                .delete, "\(path)?recurrenceId=\(utc(practice.startsAt))&scope=this", as: coach)
+            #expect(removed.status == .noContent)
+            let revived = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":null}"#)
+            #expect(revived.status == .badRequest && revived.fieldErrors["recurrenceRule"] != nil)
+            seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-03-31T00:00:00Z", as: ada)
+            #expect(seen.count == 3 && seen.first?.cancelled == true)
         }
     }
 }

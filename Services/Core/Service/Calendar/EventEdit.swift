@@ -28,6 +28,13 @@ struct EventEdit {
         guard !changed.isEmpty || ruleChanged || updated.exceptionDates != current.exceptionDates else {
             return current.event
         }
+        // A series made a single event becomes its first instance: not one that was removed.
+        if current.isSeries, !updated.isSeries, current.exceptionDates.contains(current.startsAt) {
+            throw APIError.validation([
+                "recurrenceRule":
+                    "cannot be cleared: the series' first instance was removed, and the single event would bring it back"
+            ])
+        }
         if current.isSeries {
             let move = WallClockShift(from: current.startsAt, to: updated.startsAt, in: current.zone)
             if !move.isZero, input.exceptionDates == nil {
