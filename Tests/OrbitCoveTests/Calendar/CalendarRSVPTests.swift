@@ -748,6 +748,38 @@ import Testing
         }
     }
 
+    /// A rule that no longer has an instance drops its answers: they do not come back on an
+    /// instance a later rule happens to have at that time (a hostile probe's: COUNT 4 → 2 → 4,
+    /// or the rule cleared and another given, brought old answers back, waitlist flags and all).
+    @Test func answersToInstancesARuleNoLongerHasAreDropped() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            try await api.join(ada, club, invitedBy: coach)
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-03-04T18:00:00+01:00","recurrenceRule":"FREQ=WEEKLY;COUNT=4"}"#)
+            let path = "/api/v1/communities/\(club.id)/events/\(series.id)"
+            for week in 0..<4 {
+                let start = series.startsAt + Double(week) * 7 * 86_400
+                _ = try await api.call(
+                    .post, "\(path)/rsvp", as: ada, json: #"{"status":"yes","recurrenceId":"\#(utc(start))"}"#)
+            }
+            for rule in ["FREQ=WEEKLY;COUNT=2", "FREQ=WEEKLY;COUNT=4"] {
+                let edited = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":"\#(rule)"}"#)
+                #expect(edited.status == .ok)
+            }
+            var seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-04-30T00:00:00Z", as: ada)
+            #expect(seen.map { $0.rsvp?.status } == [.yes, .yes, nil, nil])
+            #expect(seen.map { $0.attendance?.going ?? 0 } == [1, 1, 0, 0])
+            // Cleared, then a daily rule: only the first instance's answer stays.
+            _ = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":null}"#)
+            _ = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":"FREQ=DAILY;COUNT=10"}"#)
+            seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-04-30T00:00:00Z", as: ada)
+            #expect(seen.filter { $0.rsvp != nil }.map(\.startsAt) == [series.startsAt])
+        }
+    }
+
     /// A single event made a series keeps its answers on its first instance, and a series made
     /// a single event keeps its first instance's (a hostile probe's: answers stayed under the
     /// old key, out of every read and count).

@@ -99,6 +99,11 @@ struct EventEdit {
             try await connection.run(
                 "SELECT calendar_rekey_answers(\(current.id), \(from), \(to))", logger: logger)
         }
+        // A rule that no longer has an instance drops its answers, which would otherwise come
+        // back on an instance a later rule had at that time (migration 0072).
+        if ruleChanged {
+            try await dropAnswers(ofInstancesNotIn: updated)
+        }
         var changes = changed.map(\.rawValue).sorted()
         if ruleChanged || updated.exceptionDates != current.exceptionDates { changes.append("recurrence") }
         try await announce(updated.summary(), scope: scope, changes: changes, instances: nil, of: current.id)
@@ -106,6 +111,24 @@ struct EventEdit {
             try await announcePlaces(in: updated, from: current.capacity)
         }
         return try await events.load(updated.id, in: updated.communityId, on: connection, logger: logger).event
+    }
+
+    /// Deletes the answers to instances `event`'s rule does not generate (all of them for a
+    /// single event, whose own answers have no instance key). Removed instances the rule still
+    /// has keep theirs: they are shown cancelled to those who said yes or maybe.
+    private func dropAnswers(ofInstancesNotIn event: EventRecord) async throws {
+        var keys: [Date] = []
+        for try await key in try await connection.query(
+            "SELECT DISTINCT recurrence_id FROM rsvps WHERE event_id = \(event.id) AND recurrence_id IS NOT NULL",
+            logger: logger
+        ).decode(Date.self) {
+            keys.append(key)
+        }
+        guard let last = keys.max() else { return }
+        let kept = event.isSeries ? event.instances(through: last) : []
+        let dropped = keys.filter { !kept.contains($0) }
+        guard !dropped.isEmpty else { return }
+        try await connection.run("SELECT calendar_drop_answers(\(event.id), \(dropped))", logger: logger)
     }
 
     /// One instance: its override, made or changed.
