@@ -218,6 +218,17 @@ import Testing
             // What Ben still owes can be settled: Ada records that he paid her; a stranger
             // (never a member) is still no party to a settlement.
             #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == -450)
+            // Ben can no longer see the ledger, so what is recorded with him is at most what is
+            // owed between the two, in its direction (a review's: any amount could be laid on
+            // him, and he would never know).
+            for (json, what) in [
+                (#"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":451,"currency":"EUR","method":"cash"}"#, "more"),
+                (#"{"from":"\#(ada.id)","to":"\#(ben.id)","amount":10,"currency":"EUR","method":"cash"}"#, "owed none"),
+                (#"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":10,"currency":"USD","method":"cash"}"#, "currency"),
+            ] {
+                let refused = try await api.call(.post, Self.path(club, "settlements"), as: ada, json: json)
+                #expect(refused.status == .conflict && refused.errorCode == "SETTLEMENT_EXCEEDS_DEBT", "\(what)")
+            }
             let settled = try await api.call(
                 .post, Self.path(club, "settlements"), as: ada,
                 json: #"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":450,"currency":"EUR","method":"cash"}"#)

@@ -10,6 +10,12 @@ enum FinanceErrors {
         .conflict, code: "DUES_WAIVED", message: "These dues are waived for this member; withdraw the waiver first")
     static let notOwed = APIError(
         .conflict, code: "DUES_NOT_OWED", message: "This member does not owe these dues")
+    static func exceedsDebt(_ owed: Int64) -> APIError {
+        APIError(
+            .conflict, code: "SETTLEMENT_EXCEEDS_DEBT",
+            message: "A member who has left is settled with only for what is owed between you",
+            details: ["owed": .number(Double(owed))])
+    }
     static let ledgerFull = APIError(
         .conflict, code: "LEDGER_LIMIT", message: "This would take a balance past what the ledger can hold")
 

@@ -93,11 +93,19 @@ struct LedgerWriter: Sendable {
         return try await Self.withinLimits {
             try await writes.change(in: community.id, by: actor, request: request) { change, connection in
                 try await Self.lockLedger(community.id, on: connection, logger: logger)
-                // A member who left may still owe or be owed what was split before: their
-                // debts are settled as anyone's (migration 0070).
+                // A member who left may still owe or be owed what was split before, and settles
+                // it (migration 0070); as they can no longer see the ledger, no more than what
+                // `from` owes `to` in that currency.
                 try await Self.checkMembers(
                     [("from", from), ("to", to)], in: community.id, includingFormer: true, on: connection,
                     logger: logger)
+                let current = try await MemberStore.currentMembers(
+                    [from, to], in: community.id, on: connection, logger: logger)
+                if current.count < 2 {
+                    let owed = try await Self.owed(
+                        by: from, to: to, in: currency, community: community.id, on: connection, logger: logger)
+                    guard amount <= owed else { throw FinanceErrors.exceedsDebt(max(owed, 0)) }
+                }
                 let date = input.transactionDate ?? LedgerDay.today(in: community.settings.timezone)
                 let rows = try await connection.query(
                     """
@@ -282,6 +290,23 @@ struct LedgerWriter: Sendable {
             throw FinanceErrors.transactionNotFound
         }
         return current
+    }
+
+    /// What `debtor` owes `creditor` in `currency` (negative: what they are owed), from the
+    /// pairs the triggers keep (`ledger_pairs`: positive when the lower id owes the higher).
+    static func owed(
+        by debtor: UUID, to creditor: UUID, in currency: String, community: UUID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Int64 {
+        let rows = try await connection.query(
+            """
+            SELECT coalesce(sum(CASE WHEN p.low_user = \(debtor) THEN p.amount ELSE -p.amount END), 0)::bigint
+            FROM ledger_pairs p
+            WHERE p.community_id = \(community) AND p.currency = \(currency)
+              AND ((p.low_user = \(debtor) AND p.high_user = \(creditor)) OR (p.low_user = \(creditor) AND p.high_user = \(debtor)))
+            """, logger: logger)
+        for try await owed in rows.decode(Int64.self) { return owed }
+        return 0
     }
 
     /// Every user named must be a current member (or a former one, `includingFormer`); the first
