@@ -777,6 +777,34 @@ import Testing
             _ = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":"FREQ=DAILY;COUNT=10"}"#)
             seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-04-30T00:00:00Z", as: ada)
             #expect(seen.filter { $0.rsvp != nil }.map(\.startsAt) == [series.startsAt])
+
+            // An answer an earlier rule left where it has no instance (as the code before 0072
+            // did) does not come back with a rule that has one there: only instances both rules
+            // have keep theirs.
+            let stranded = series.startsAt + 20 * 86_400
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                try await owner.client.query(
+                    """
+                    INSERT INTO rsvps (event_id, user_id, status, recurrence_id)
+                    VALUES (\(series.id), \(ada.id), 'yes', \(stranded))
+                    """, logger: TestEnvironment.logger
+                ).collect()
+            }
+            _ = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":"FREQ=DAILY;COUNT=30"}"#)
+            seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-04-30T00:00:00Z", as: ada)
+            #expect(seen.filter { $0.rsvp != nil }.map(\.startsAt) == [series.startsAt])
+
+            // The answers' functions refuse a member who may not edit the event.
+            try await withTestDatabase { db in
+                for statement: PostgresQuery in [
+                    "SELECT calendar_rekey_answers(\(series.id), NULL, \(series.startsAt))",
+                    "SELECT calendar_drop_answers(\(series.id), ARRAY[\(series.startsAt)]::timestamptz[])",
+                ] {
+                    #expect(await SecondWallTests.run(statement, as: ada.id, in: db) == .refused)
+                }
+            }
+            seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-04-30T00:00:00Z", as: ada)
+            #expect(seen.filter { $0.rsvp != nil }.map(\.startsAt) == [series.startsAt])
         }
     }
 

@@ -20,8 +20,8 @@ struct EventEdit {
     ) async throws
         -> CalendarEvent
     {
-        // A series' deadline is a distance from each instance's start: a move keeps it.
-        var updated = try input.applied(to: current, keepingDeadlineDistance: current.isSeries)
+        // A deadline is a distance from the start (each instance's, for a series): a move keeps it.
+        var updated = try input.applied(to: current, keepingDeadlineDistance: true)
         let changed = updated.changedFields(from: current)
         let ruleChanged = updated.recurrenceRule != current.recurrenceRule
         // Nothing to write (for `following`, the split that made `current` was counted).
@@ -102,7 +102,7 @@ struct EventEdit {
         // A rule that no longer has an instance drops its answers, which would otherwise come
         // back on an instance a later rule had at that time (migration 0072).
         if ruleChanged {
-            try await dropAnswers(ofInstancesNotIn: updated)
+            try await dropAnswers(changedFrom: current, to: updated)
         }
         var changes = changed.map(\.rawValue).sorted()
         if ruleChanged || updated.exceptionDates != current.exceptionDates { changes.append("recurrence") }
@@ -113,22 +113,33 @@ struct EventEdit {
         return try await events.load(updated.id, in: updated.communityId, on: connection, logger: logger).event
     }
 
-    /// Deletes the answers to instances `event`'s rule does not generate (all of them for a
-    /// single event, whose own answers have no instance key). Removed instances the rule still
-    /// has keep theirs: they are shown cancelled to those who said yes or maybe.
-    private func dropAnswers(ofInstancesNotIn event: EventRecord) async throws {
+    /// Deletes the answers to instances a new rule does not have, or the old one did not (the
+    /// answers an earlier rule stranded there must not come back), keeping removed instances
+    /// both have: they are shown cancelled to those who said yes or maybe. A single event keeps
+    /// none under an instance; one made a series keeps its first instance's (just moved there).
+    private func dropAnswers(changedFrom current: EventRecord, to updated: EventRecord) async throws {
         var keys: [Date] = []
         for try await key in try await connection.query(
-            "SELECT DISTINCT recurrence_id FROM rsvps WHERE event_id = \(event.id) AND recurrence_id IS NOT NULL",
+            "SELECT DISTINCT recurrence_id FROM rsvps WHERE event_id = \(updated.id) AND recurrence_id IS NOT NULL",
             logger: logger
         ).decode(Date.self) {
             keys.append(key)
         }
         guard let last = keys.max() else { return }
-        let kept = event.isSeries ? event.instances(through: last) : []
+        let kept: Set<Date>
+        switch (current.isSeries, updated.isSeries) {
+        case (true, true):
+            // The old rule's instances as the move (if any) took their answers.
+            let move = WallClockShift(from: current.startsAt, to: updated.startsAt, in: current.zone)
+            let reach = last.addingTimeInterval(abs(Double(move.seconds)) + 86_400)
+            let before = Set(current.instances(through: reach).map(move.apply))
+            kept = updated.instances(through: last).intersection(before)
+        case (false, true): kept = [updated.startsAt]
+        default: kept = []
+        }
         let dropped = keys.filter { !kept.contains($0) }
         guard !dropped.isEmpty else { return }
-        try await connection.run("SELECT calendar_drop_answers(\(event.id), \(dropped))", logger: logger)
+        try await connection.run("SELECT calendar_drop_answers(\(updated.id), \(dropped))", logger: logger)
     }
 
     /// One instance: its override, made or changed.
