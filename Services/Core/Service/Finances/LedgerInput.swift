@@ -160,15 +160,15 @@ extension FieldReader {
         }
     }
 
-    /// A calendar day, `YYYY-MM-DD`, that exists, from 1900 to 2200 as an event's (a year 1 or
-    /// 9999 is a typo, not a ledger's day).
+    /// A calendar day, `YYYY-MM-DD`, that exists, in the years an event may be (1900 to 2199;
+    /// a year 1 or 9999 is a typo, not a ledger's day).
     mutating func day(_ key: String) -> String? {
         switch fields[key] {
         case nil: return nil
-        case .string(let text) where LedgerDay.isValid(text) && ("1900-01-01"..."2200-12-31").contains(text):
+        case .string(let text) where LedgerDay.isValid(text) && ("1900-01-01"..."2199-12-31").contains(text):
             return text
         default:
-            problems[key] = "must be a date as YYYY-MM-DD, from 1900 to 2200"
+            problems[key] = "must be a date as YYYY-MM-DD, from 1900 to 2199"
             return nil
         }
     }
