@@ -27,6 +27,8 @@ import Testing
             }
             // Distinct parameters, and one given once, are read as before.
             #expect(try await api.call(.get, "/api/v1/communities/\(club.id)/posts?limit=5", as: coach).status == .ok)
+            // An empty name (`&&`) is no parameter.
+            #expect(try await api.call(.get, "/api/v1/communities/\(club.id)/posts?limit=5&&", as: coach).status == .ok)
         }
     }
 }

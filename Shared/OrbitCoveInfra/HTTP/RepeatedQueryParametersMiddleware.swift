@@ -14,14 +14,22 @@ package struct RepeatedQueryParametersMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard let query = request.uri.query, query.contains("&") else { return try await next(request, context) }
-        // Names as the client meant them: `fr%6Fm` is `from` given again.
-        var seen: Set<String> = []
-        var problems: [String: String] = [:]
-        for (name, _) in request.uri.queryParameters {
-            let meant = String(name).removingPercentEncoding ?? String(name)
-            if !seen.insert(meant).inserted { problems[meant] = "must be given once" }
+        let repeated = Self.repeated(in: request.uri.queryParameters.map(\.key))
+        guard repeated.isEmpty else {
+            throw APIError.validation(Dictionary(uniqueKeysWithValues: repeated.map { ($0, "must be given once") }))
         }
-        guard problems.isEmpty else { throw APIError.validation(problems) }
         return try await next(request, context)
+    }
+
+    /// The names given more than once among `names`, as the client meant them (`fr%6Fm` is
+    /// `from`); an empty name (`a=1&&b=2`) is no parameter.
+    package static func repeated<Name: StringProtocol>(in names: some Sequence<Name>) -> Set<String> {
+        var seen: Set<String> = []
+        var repeated: Set<String> = []
+        for name in names where !name.isEmpty {
+            let meant = String(name).removingPercentEncoding ?? String(name)
+            if !seen.insert(meant).inserted { repeated.insert(meant) }
+        }
+        return repeated
     }
 }

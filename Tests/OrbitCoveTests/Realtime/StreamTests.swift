@@ -427,6 +427,10 @@ import WSClient
                 // Used once: the same ticket is refused before any upgrade.
                 let reused = try await http.get("/api/v1/me/stream?ticket=\(ticket.ticket)", upgrade: true)
                 #expect(reused.status == 401 && reused.errorCode == "TICKET_INVALID")
+                // A ticket given twice is ambiguous, as any query parameter is (the upgrade is
+                // answered outside the router, which refuses them elsewhere).
+                let twice = try await http.get("/api/v1/me/stream?ticket=a&ticket=b", upgrade: true)
+                #expect(twice.status == 400 && twice.errorCode == "VALIDATION_FAILED")
                 await stream.close()
             }
         }

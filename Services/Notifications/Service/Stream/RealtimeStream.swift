@@ -96,6 +96,11 @@ struct RealtimeStream {
                 return .success(StreamIdentity(userId: userId, expiresAt: expiresAt))
             }
             let query = URLComponents(string: request.path ?? "")?.queryItems ?? []
+            // Outside the router, so its check of repeated parameters is made here.
+            let repeated = RepeatedQueryParametersMiddleware.repeated(in: query.map(\.name))
+            guard repeated.isEmpty else {
+                throw APIError.validation(Dictionary(uniqueKeysWithValues: repeated.map { ($0, "must be given once") }))
+            }
             guard let ticket = query.first(where: { $0.name == "ticket" })?.value else {
                 throw Self.noCredentials
             }
