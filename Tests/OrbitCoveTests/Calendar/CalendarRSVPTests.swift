@@ -765,9 +765,25 @@ import Testing
                 _ = try await api.call(
                     .post, "\(path)/rsvp", as: ada, json: #"{"status":"yes","recurrenceId":"\#(utc(start))"}"#)
             }
+            // Ben said yes to the last week alone: when the rule drops it, he hears of the change.
+            let ben = try await api.signIn("Ben")
+            try await api.join(ben, club, invitedBy: coach)
+            _ = try await api.call(
+                .post, "\(path)/rsvp", as: ben,
+                json: #"{"status":"yes","recurrenceId":"\#(utc(series.startsAt + 21 * 86_400))"}"#)
             for rule in ["FREQ=WEEKLY;COUNT=2", "FREQ=WEEKLY;COUNT=4"] {
                 let edited = try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":"\#(rule)"}"#)
                 #expect(edited.status == .ok)
+            }
+            try await withTestDatabase { database in
+                let told = try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE queue = 'notifications' AND message_type = 'event.updated'
+                      AND data -> 'event' ->> 'eventId' = \(series.id.lowercasedString)
+                      AND data -> 'event' ->> 'recurrenceRule' = 'FREQ=WEEKLY;COUNT=2'
+                      AND data -> 'answeredUserIds' ? \(ben.id.lowercasedString)
+                    """, in: database)
+                #expect(told == 1)
             }
             var seen = try await api.window(club, "2031-03-01T00:00:00Z", "2031-04-30T00:00:00Z", as: ada)
             #expect(seen.map { $0.rsvp?.status } == [.yes, .yes, nil, nil])

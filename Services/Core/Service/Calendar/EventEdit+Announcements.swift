@@ -59,13 +59,16 @@ extension EventEdit {
     }
 
     /// `event.updated`, to those who said they would come to an affected instance.
+    /// `answered`: those who said yes or maybe, when read before the edit dropped answers.
     mutating func announce(
-        _ summary: EventSummary, scope: EditScope?, changes: [String], instances: Range<Date>?, of eventId: UUID
+        _ summary: EventSummary, scope: EditScope?, changes: [String], instances: Range<Date>?, of eventId: UUID,
+        answered: [UUID]? = nil
     ) async throws {
-        let answered = try await answeredUsers(of: eventId, in: instances)
+        var users = answered ?? []
+        if answered == nil { users = try await answeredUsers(of: eventId, in: instances) }
         let updated = EventUpdated(
             communityId: granted.communityId, communityName: granted.record.name, event: summary, scope: scope,
-            changes: changes, updatedBy: granted.userId, answeredUserIds: answered)
+            changes: changes, updatedBy: granted.userId, answeredUserIds: users)
         change.announce(updated)
         change.announce(updated, to: .reminders)
     }

@@ -100,13 +100,17 @@ struct EventEdit {
                 "SELECT calendar_rekey_answers(\(current.id), \(from), \(to))", logger: logger)
         }
         // A rule that no longer has an instance drops its answers, which would otherwise come
-        // back on an instance a later rule had at that time (migration 0072).
+        // back on an instance a later rule had at that time (migration 0072). Those who said
+        // yes or maybe to a dropped instance hear of the change with the rest.
+        var answered: [UUID]?
         if ruleChanged {
+            answered = try await answeredUsers(of: current.id, in: nil)
             try await dropAnswers(changedFrom: current, to: updated)
         }
         var changes = changed.map(\.rawValue).sorted()
         if ruleChanged || updated.exceptionDates != current.exceptionDates { changes.append("recurrence") }
-        try await announce(updated.summary(), scope: scope, changes: changes, instances: nil, of: current.id)
+        try await announce(
+            updated.summary(), scope: scope, changes: changes, instances: nil, of: current.id, answered: answered)
         if changed.contains(.capacity) {
             try await announcePlaces(in: updated, from: current.capacity)
         }
