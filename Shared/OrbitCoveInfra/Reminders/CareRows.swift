@@ -14,15 +14,27 @@ package enum CareRows {
     package static let reminderColumns = """
         r.id, r.community_id, r.title, r.notes, r.recurrence_rule, to_char(r.time_of_day, 'HH24:MI') AS time_of_day,
         to_char(r.starts_on, 'YYYY-MM-DD') AS starts_on, coalesce(c.settings ->> 'timezone', 'UTC') AS time_zone,
-        r.assignee_id, r.escalate_after_minutes, r.created_by, r.created_at, r.updated_at
+        \(assignee("r.assignee_id")) AS assignee_id, r.escalate_after_minutes, r.created_by, r.created_at,
+        r.updated_at
         """
 
     /// Needs `care_occurrences o` and `care_reminders r`.
     package static let occurrenceColumns = """
         o.id, o.reminder_id, o.community_id, to_char(o.local_date, 'YYYY-MM-DD') AS local_date, o.due_at, o.status,
-        o.completed_by, o.completed_at, o.snoozed_until, coalesce(o.assignee_id, r.assignee_id) AS assignee_id,
-        o.assignee_id IS NOT NULL AS reassigned, o.updated_at
+        o.completed_by, o.completed_at, o.snoozed_until,
+        \(assignee("coalesce(o.assignee_id, r.assignee_id)")) AS assignee_id, o.assignee_id IS NOT NULL AS reassigned,
+        o.updated_at
         """
+
+    /// `column`, the assignee, while they are a member of the reminder's community: one who left
+    /// is no one's to show (the reminder then goes to everyone, as one without an assignee; a
+    /// hostile probe found the departed member's id still shown).
+    private static func assignee(_ column: String) -> String {
+        """
+        CASE WHEN EXISTS (SELECT 1 FROM members m WHERE m.community_id = r.community_id AND m.user_id = \(column)
+                          AND m.left_at IS NULL) THEN \(column) END
+        """
+    }
 
     package static func reminder(_ row: PostgresRow) throws -> CareReminder {
         var cells = RowReader(row)

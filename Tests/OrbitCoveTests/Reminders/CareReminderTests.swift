@@ -368,9 +368,12 @@ import Testing
             let edited = try await harness.call(
                 .patch, Self.path(club, "/\(walk.id)"), as: ben, json: #"{"title":"Walk Max"}"#)
             #expect(edited.status == .ok)
+            // She is no longer shown as its assignee, on the reminder or its occurrence.
+            #expect(try edited.data(CareReminder.self).assigneeId == nil)
             let marked = try await harness.call(
                 .patch, Self.path(club, "/\(walk.id)/occurrences/\(tomorrow)"), as: ben, json: #"{"status":"done"}"#)
             #expect(marked.status == .ok)
+            #expect(try marked.data(CareOccurrence.self).assigneeId == nil)
             // Nobody can give it to her again; what is due goes to everyone meanwhile.
             let again = try await harness.call(
                 .patch, Self.path(club, "/\(walk.id)"), as: ben, json: #"{"assigneeId":"\#(ada.id)"}"#)
