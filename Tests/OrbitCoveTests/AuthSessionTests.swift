@@ -306,7 +306,10 @@ import Testing
                                     issuer="orbitcove-auth", options={"require": ["exp", "iat", "sub", "jti"]})
                 print(claims["sub"])
                 """
-            let output = try runProcess("python3", ["-c", script, jwks, session.accessToken])
+            let output = String(
+                decoding: try await ChildProcess.output(
+                    of: URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, jwks, session.accessToken]),
+                as: UTF8.self)
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == session.user.id.lowercasedString)
         }
     }
@@ -371,30 +374,4 @@ private func accessTokenVerifier(_ client: some TestClientProtocol) async throws
     }
     return AccessTokenVerifier(
         source: .fixed(jwks), issuer: "orbitcove-auth", audience: "orbitcove-api", logger: TestEnvironment.logger)
-}
-
-/// Runs a program from `PATH` and returns its standard output; fails on a non-zero exit.
-func runProcess(_ program: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [program] + arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw ProcessFailure(program: program, status: process.terminationStatus, stderr: problems)
-    }
-    return text
-}
-
-struct ProcessFailure: Error, CustomStringConvertible {
-    var program: String
-    var status: Int32
-    var stderr: String
-    var description: String { "\(program) exited with \(status): \(stderr)" }
 }

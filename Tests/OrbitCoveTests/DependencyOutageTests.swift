@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOPosix
 import OrbitCoveInfra
 import OrbitCoveModels
 import Testing
@@ -11,7 +12,7 @@ extension FaultToleranceTests {
     /// the API down: every request still answers, quickly, from PostgreSQL, `/ready` says
     /// degraded, and once Redis answers again the service uses it again by itself.
     @Test func aHungRedisKeepsEveryRequestUnderAHundredMilliseconds() async throws {
-        let redis = try PrivateRedis.start()
+        let redis = try await PrivateRedis.start()
         defer { redis.stop() }
         let production = ["ORBITCOVE_REDIS_URL": redis.url, "ORBITCOVE_REDIS_TIMEOUT_MS": "15"]
         try await CoreHarness.run(service: production) { api in
@@ -132,7 +133,13 @@ final class PrivateRedis: Sendable {
         self.url = url
     }
 
-    static func start() throws -> PrivateRedis {
+    /// Started and waited for on NIO's thread pool: the waits block, and Swift's cooperative
+    /// threads (two on two cores) answer every live service in the test process.
+    static func start() async throws -> PrivateRedis {
+        try await NIOThreadPool.singleton.runIfActive { try startWaiting() }
+    }
+
+    private static func startWaiting() throws -> PrivateRedis {
         let port = try freePort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
@@ -168,6 +175,11 @@ enum RedisConnectionProbe {
     static func ping(port: Int) throws -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
+        // Whatever took the port may accept and never answer.
+        var limit = timeval(tv_sec: 1, tv_usec: 0)
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            setsockopt(descriptor, SOL_SOCKET, option, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

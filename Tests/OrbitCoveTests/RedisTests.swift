@@ -133,7 +133,7 @@ import Testing
     /// about their timeout; the connection, with nothing answered for the socket timeout, is
     /// closed; once the server answers again, a new connection serves the commands.
     @Test func aHungServerFailsCommandsWithinTheTimeoutAndItsConnectionIsReplaced() async throws {
-        let server = try PrivateRedis.start()
+        let server = try await PrivateRedis.start()
         defer { server.stop() }
         let url = try #require(URL(string: server.url))
         let redis = RedisClient(

@@ -56,7 +56,7 @@ import Testing
                         "\(instance.id.lowercasedString)@orbitcove \(instance.startDate ?? utc(instance.startsAt))")
                 }
             }
-            let parsed = try CalendarParser.instances(of: ics.body, from: from, to: to)
+            let parsed = try await CalendarParser.instances(of: ics.body, from: from, to: to)
             let seen = parsed.filter { $0.status != "CANCELLED" }.map { "\($0.uid) \($0.start)" }
             #expect(seen.sorted() == expected.sorted())
             #expect(expected.count == 15 + 1 + 1)
@@ -152,7 +152,7 @@ extension CalendarFeedTests {
                     let status = instance.cancelled ? "CANCELLED" : "CONFIRMED"
                     expected.append("\(utc(instance.startsAt)) \(instance.title) \(status)")
                 }
-                let parsed = try CalendarParser.instances(of: ics.body, from: from, to: to)
+                let parsed = try await CalendarParser.instances(of: ics.body, from: from, to: to)
                 #expect(parsed.map { "\($0.start) \($0.summary) \($0.status)" }.sorted() == expected.sorted())
                 #expect(expected.count == (answered ? 6 : 5))
                 #expect(expected.contains("\(removed) Practice CANCELLED") == answered)
@@ -196,7 +196,7 @@ enum CalendarParser {
         var status: String
     }
 
-    static func instances(of feed: Data, from: String, to: String) throws -> [Instance] {
+    static func instances(of feed: Data, from: String, to: String) async throws -> [Instance] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let python = root.appendingPathComponent(".local/tools/calendar/bin/python")
@@ -206,17 +206,8 @@ enum CalendarParser {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("feed-\(UUID().uuidString).ics")
         try feed.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [
-            root.appendingPathComponent("scripts/calendar/feed_instances.py").path, file.path, from, to,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestFailure("feed_instances.py failed") }
+        let data = try await ChildProcess.output(
+            of: python, [root.appendingPathComponent("scripts/calendar/feed_instances.py").path, file.path, from, to])
         return try JSONDecoder().decode([Instance].self, from: data)
     }
 }

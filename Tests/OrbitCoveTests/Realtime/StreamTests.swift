@@ -678,32 +678,40 @@ extension StreamTests {
                         StreamProbe.open(port: ports[0], as: ada), StreamProbe.open(port: ports[1], as: ben),
                         StreamProbe.open(port: ports[1], as: ada),
                     ]
-                    for (index, stream) in streams.enumerated() {
-                        try stream.subscribe(club.id, from: tokens[index == 1 ? 1 : 0])
-                        try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
-                    }
-                    let redis = try RedisClient(
-                        url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
-                        logger: TestEnvironment.logger)
-                    let posts = try await withServices([redis]) {
-                        var posts: [UUID] = []
-                        for round in 0..<30 {
-                            posts.append(try await StreamTests.post(api, in: club, by: coach, "Post \(round)"))
-                            if round == 10 || round == 20 {
-                                #expect(try await StreamTests.killStreamSubscriptions(redis) >= 2)
+                    // Closed on every path: a stream left open would hold up its instance's
+                    // shutdown until the server ends it.
+                    let posts: [UUID]
+                    do {
+                        for (index, stream) in streams.enumerated() {
+                            try stream.subscribe(club.id, from: tokens[index == 1 ? 1 : 0])
+                            try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                        }
+                        let redis = try RedisClient(
+                            url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
+                            logger: TestEnvironment.logger)
+                        posts = try await withServices([redis]) {
+                            var posts: [UUID] = []
+                            for round in 0..<30 {
+                                posts.append(try await StreamTests.post(api, in: club, by: coach, "Post \(round)"))
+                                if round == 10 || round == 20 {
+                                    #expect(try await StreamTests.killStreamSubscriptions(redis) >= 2)
+                                }
+                                try await Task.sleep(for: .milliseconds(50))
                             }
-                            try await Task.sleep(for: .milliseconds(50))
+                            return posts
                         }
-                        return posts
-                    }
-                    for (index, stream) in streams.enumerated() {
-                        let missing = { posts.indices.filter { stream.changes(of: posts[$0]).isEmpty } }
-                        _ = try? await stream.wait(seconds: 20, for: "all 30 posts on stream \(index)") { _ in
-                            missing().isEmpty
+                        for (index, stream) in streams.enumerated() {
+                            let missing = { posts.indices.filter { stream.changes(of: posts[$0]).isEmpty } }
+                            _ = try? await stream.wait(seconds: 20, for: "all 30 posts on stream \(index)") { _ in
+                                missing().isEmpty
+                            }
+                            #expect(missing().isEmpty, "stream \(index) missed posts \(missing())")
                         }
-                        #expect(missing().isEmpty, "stream \(index) missed posts \(missing())")
+                        try await Task.sleep(for: .seconds(2))
+                    } catch {
+                        for stream in streams { await stream.close(within: 5) }
+                        throw error
                     }
-                    try await Task.sleep(for: .seconds(2))
                     for stream in streams {
                         #expect(posts.allSatisfy { stream.changes(of: $0).count == 1 })
                         await stream.close()

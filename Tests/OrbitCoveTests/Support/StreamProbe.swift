@@ -90,10 +90,19 @@ final class StreamProbe: Sendable {
                 type: .subscribe, communities: [StreamSubscription(communityId: community, syncToken: token)]))
     }
 
-    /// Closes from the client's side and waits for the end.
-    func close() async {
+    /// Closes from the client's side and waits (up to `seconds`) for the end; a stream that does
+    /// not end is recorded as the test's failure and its connection abandoned, so the test ends
+    /// rather than waiting for it for ever.
+    func close(within seconds: Double = 20) async {
         outgoing.finish()
-        _ = try? await ended.value
+        do {
+            _ = try await end(within: seconds)
+        } catch let failure as TestFailure {
+            ended.cancel()
+            Issue.record(failure)
+        } catch {
+            // It ended with an error: ended all the same.
+        }
     }
 
     /// The close frame the server sent (nil: none), waiting up to `seconds` for the connection
