@@ -81,6 +81,9 @@ import Testing
             let first = LedgerDay.today(in: "UTC", now: Date().addingTimeInterval(-70 * 86_400))
             let dues = try await Self.dues("Season", from: first, in: club, by: api, as: coach)
             try await Self.setUp(dues, daysAgo: 75)
+            // The same, owed by the two it names.
+            let named = try await Self.dues("Kit fund", from: first, in: club, by: api, as: coach, naming: [coach, ben])
+            try await Self.setUp(named, daysAgo: 75)
             #expect(try await api.call(.post, FinanceTests.path(club, "leave"), as: ben).status == .noContent)
             try await Self.left(ben, daysAgo: 25, in: club)
             let path = FinanceTests.path(club, "dues/\(dues.id)")
@@ -112,6 +115,25 @@ import Testing
                 json: #"{"userId":"\#(ben.id)","amount":1000,"method":"cash","period":"\#(periods[2])"}"#)
             #expect(late.status == .notFound && late.errorCode == "MEMBER_NOT_FOUND")
 
+            // Dues that name him are his as long as he was a member, as dues owed by everyone
+            // are (a hostile probe's: named, he owed every period after leaving too).
+            let namedPath = FinanceTests.path(club, "dues/\(named.id)")
+            for (index, period) in periods.enumerated() {
+                let standings = try await api.call(.get, "\(namedPath)?period=\(period)", as: coach)
+                    .data(DuesDetail.self)
+                let expected: Set = index < 2 ? [coach.id, ben.id] : [coach.id]
+                #expect(Set(standings.members.map(\.userId)) == expected, "\(period)")
+            }
+            let namedLate = try await api.call(
+                .post, "\(namedPath)/payments", as: coach,
+                json: #"{"userId":"\#(ben.id)","amount":1000,"method":"cash","period":"\#(periods[2])"}"#)
+            #expect(namedLate.status == .notFound && namedLate.errorCode == "MEMBER_NOT_FOUND")
+            let namedWaiver = try await api.call(
+                .post, "\(namedPath)/waivers", as: coach, json: #"{"userId":"\#(ben.id)","period":"\#(periods[3])"}"#)
+            #expect(namedWaiver.status == .notFound && namedWaiver.errorCode == "MEMBER_NOT_FOUND")
+            let namedNow = try await api.call(.get, namedPath, as: coach).data(DuesDetail.self)
+            #expect(Set(namedNow.members.map(\.userId)) == [coach.id])
+
             // Dues set up today for periods already past fall due today: Ada, who leaves today,
             // owes them as she did this morning (a hostile probe's: they vanished as she left).
             let kit = try await Self.dues("Kit", from: first, in: club, by: api, as: coach)
@@ -119,15 +141,26 @@ import Testing
             #expect(try await api.call(.post, FinanceTests.path(club, "leave"), as: ada).status == .noContent)
             let owed = try await api.call(.get, "\(kitPath)?period=\(first)", as: coach).data(DuesDetail.self)
             #expect(owed.members.first { $0.userId == ada.id }?.status == .overdue)
+            // But dues set up after she left, later the same day, are not hers, back periods and
+            // all: they did not exist while she was a member (a hostile probe's).
+            let after = try await Self.dues("Trip", from: first, in: club, by: api, as: coach)
+            let afterPath = FinanceTests.path(club, "dues/\(after.id)")
+            for period in periods {
+                let standings = try await api.call(.get, "\(afterPath)?period=\(period)", as: coach)
+                    .data(DuesDetail.self)
+                #expect(Set(standings.members.map(\.userId)) == [coach.id], "\(period)")
+            }
         }
     }
 
     static func dues(
-        _ name: String, from first: String, in club: Community, by api: CoreHarness, as admin: CoreHarness.Person
+        _ name: String, from first: String, in club: Community, by api: CoreHarness, as admin: CoreHarness.Person,
+        naming owers: [CoreHarness.Person]? = nil
     ) async throws -> Dues {
-        try await api.call(
+        let named = owers.map { #","memberIds":["# + $0.map { #""\#($0.id)""# }.joined(separator: ",") + "]" } ?? ""
+        return try await api.call(
             .post, FinanceTests.path(club, "dues"), as: admin,
-            json: #"{"name":"\#(name)","amount":1000,"currency":"EUR","dueDate":"\#(first)","recurrence":"monthly"}"#
+            json: #"{"name":"\#(name)","amount":1000,"currency":"EUR","dueDate":"\#(first)","recurrence":"monthly"\#(named)}"#
         ).data(Dues.self)
     }
 

@@ -36,7 +36,11 @@ struct DuesStore: Sendable {
         /// day a former one left, on its clock, in joining order: dues owed by everyone fall to
         /// those who were members when a period fell due or when the dues were set up
         /// (``owers(of:period:)``).
-        var members: [Membership] = []
+        var members: [Membership] = [] {
+            didSet { membership = Dictionary(members.map { ($0.user, $0) }) { first, _ in first } }
+        }
+        /// ``members`` by user.
+        private(set) var membership: [UUID: Membership] = [:]
         var today: String
 
         struct Row: Sendable {
@@ -60,7 +64,9 @@ struct DuesStore: Sendable {
         struct Membership: Sendable {
             var user: UUID
             var firstJoinedOn: String
-            /// The day a former member left; nil for a current one.
+            /// When a former member left, and that day on the community's clock; nil for a
+            /// current one.
+            var leftAt: Date?
             var leftOn: String?
         }
 
@@ -73,17 +79,26 @@ struct DuesStore: Sendable {
         /// due or the dues were set up, whichever came later (periods set up after the fact are
         /// everyone's; a later member owes from joining on; one who left and came back owes the
         /// periods in between too, for an admin to waive; one who left still owes what fell due
-        /// before: leaving does not wipe a debt).
+        /// before: leaving does not wipe a debt). Named or not, one who has left owes only what
+        /// fell due while they were a member, of dues set up before they left.
         func owers(of row: Row, period: String) -> [UUID] {
-            if let named = row.memberIds { return named }
-            return members.filter { Self.owes($0, row, period: period) }.map(\.user)
+            if let named = row.memberIds {
+                return named.filter { user in
+                    membership[user].map { Self.owes($0, row, period: period, named: true) } ?? true
+                }
+            }
+            return members.filter { Self.owes($0, row, period: period, named: false) }.map(\.user)
         }
 
-        /// Whether `member` owes `period` of dues owed by everyone: they had joined by the day it
-        /// fell due and had not left before it (one who leaves that day still owes it).
-        static func owes(_ member: Membership, _ row: Row, period: String) -> Bool {
+        /// Whether `member` owes `period` of `row`: they had joined by the day it fell due (a
+        /// member the dues name owes from the start), and if they have left, the dues were set
+        /// up before they left and the period fell due before or on the day they did (one who
+        /// leaves that day still owes it).
+        static func owes(_ member: Membership, _ row: Row, period: String, named: Bool) -> Bool {
             let due = max(period, row.setUpOn)
-            return member.firstJoinedOn <= due && member.leftOn.map { due <= $0 } ?? true
+            guard named || member.firstJoinedOn <= due else { return false }
+            guard let leftAt = member.leftAt, let leftOn = member.leftOn else { return true }
+            return row.createdAt < leftAt && due <= leftOn
         }
 
         /// Whose standings a period of `row` shows, and its summary counts: those who owe it,
@@ -118,10 +133,10 @@ struct DuesStore: Sendable {
             let periods = DuesSchedule.periods(from: row.dueDate, recurrence: row.recurrence, through: today)
             let current = periods.last ?? row.dueDate
             var mine: [DuesMemberStatus] = []
-            let membership = members.first { $0.user == viewer }
+            let membership = self.membership[viewer]
             func viewerOwes(_ period: String) -> Bool {
-                if let named = row.memberIds { return named.contains(viewer) }
-                return membership.map { Self.owes($0, row, period: period) } ?? false
+                if let named = row.memberIds, !named.contains(viewer) { return false }
+                return membership.map { Self.owes($0, row, period: period, named: row.memberIds != nil) } ?? false
             }
             for period in periods where viewerOwes(period) {
                 let standing = standing(of: viewer, in: row, period: period)
@@ -215,19 +230,19 @@ struct DuesStore: Sendable {
         ).decode((UUID, UUID, String, UUID, String?).self) {
             ledger.waivers[duesId, default: [:]][period, default: [:]][user] = (by, reason)
         }
-        if ledger.rows.contains(where: { $0.memberIds == nil }) {
-            for try await (user, joinedAt, leftAt) in try await connection.query(
-                """
-                SELECT user_id, first_joined_at, left_at FROM members
-                WHERE community_id = \(community) ORDER BY first_joined_at, user_id
-                """, logger: logger
-            ).decode((UUID, Date, Date?).self) {
-                ledger.members.append(
-                    Ledger.Membership(
-                        user: user, firstJoinedOn: LedgerDay.day(of: joinedAt, on: clock),
-                        leftOn: leftAt.map { LedgerDay.day(of: $0, on: clock) }))
-            }
+        var members: [Ledger.Membership] = []
+        for try await (user, joinedAt, leftAt) in try await connection.query(
+            """
+            SELECT user_id, first_joined_at, left_at FROM members
+            WHERE community_id = \(community) ORDER BY first_joined_at, user_id
+            """, logger: logger
+        ).decode((UUID, Date, Date?).self) {
+            members.append(
+                Ledger.Membership(
+                    user: user, firstJoinedOn: LedgerDay.day(of: joinedAt, on: clock), leftAt: leftAt,
+                    leftOn: leftAt.map { LedgerDay.day(of: $0, on: clock) }))
         }
+        ledger.members = members
         return ledger
     }
 
