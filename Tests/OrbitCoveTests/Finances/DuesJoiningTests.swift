@@ -82,7 +82,8 @@ import Testing
             let dues = try await Self.dues("Season", from: first, in: club, by: api, as: coach)
             try await Self.setUp(dues, daysAgo: 75)
             // The same, owed by the two it names.
-            let named = try await Self.dues("Kit fund", from: first, in: club, by: api, as: coach, naming: [coach, ben])
+            let named = try await Self.dues(
+                "Kit fund", from: first, in: club, by: api, as: coach, naming: [coach, ben])
             try await Self.setUp(named, daysAgo: 75)
             #expect(try await api.call(.post, FinanceTests.path(club, "leave"), as: ben).status == .noContent)
             try await Self.left(ben, daysAgo: 25, in: club)
@@ -160,7 +161,8 @@ import Testing
         let named = owers.map { #","memberIds":["# + $0.map { #""\#($0.id)""# }.joined(separator: ",") + "]" } ?? ""
         return try await api.call(
             .post, FinanceTests.path(club, "dues"), as: admin,
-            json: #"{"name":"\#(name)","amount":1000,"currency":"EUR","dueDate":"\#(first)","recurrence":"monthly"\#(named)}"#
+            json:
+                #"{"name":"\#(name)","amount":1000,"currency":"EUR","dueDate":"\#(first)","recurrence":"monthly"\#(named)}"#
         ).data(Dues.self)
     }
 

@@ -191,9 +191,11 @@ import Testing
         }
     }
 
-    /// A member who leaves keeps their share of what they were in: a new total is split again
-    /// among the same people, but nobody who has left is added to a split.
-    @Test func aNewTotalIsSplitAgainAmongTheSamePeopleAfterOneLeaves() async throws {
+    /// Ben left owing his share of a bus ride: he can no longer see the ledger, so what an entry
+    /// lays on him (or owes him) may shrink but not grow, and what he owes is settled for no
+    /// more than it is (a hostile probe's: a total raised after he left, or a settlement's
+    /// amount, laid any debt on him unseen).
+    @Test func whatAnEntryLaysOnOneWhoLeftMayShrinkButNotGrow() async throws {
         try await CoreHarness.run { api in
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
@@ -203,26 +205,31 @@ import Testing
                 api, in: club, by: ada, Self.equal(300, paidBy: ada, among: [ada, ben, coach]))
             let path = Self.path(club, "transactions/\(bus.id)")
             #expect(try await api.call(.post, Self.path(club, "leave"), as: ben).status == .noContent)
-            let edited = try await api.call(.patch, path, as: ada, json: #"{"totalAmount":900}"#)
+            for (json, what) in [
+                (#"{"totalAmount":900}"#, "a higher total, split again"),
+                (
+                    #"{"split":{"method":"equal","members":[{"userId":"\#(ada.id)"},{"userId":"\#(ben.id)"}]}}"#,
+                    "fewer to share it"
+                ),
+                (#"{"currency":"USD"}"#, "another currency"),
+            ] {
+                let refused = try await api.call(.patch, path, as: ada, json: json)
+                #expect(refused.status == .conflict && refused.errorCode == "FORMER_MEMBER_SHARE", "\(what)")
+            }
+            #expect(Self.nets(try await Self.balances(api, club, as: coach))[ben.id] == -100)
+            // A lower total is split again among the same people, Ben included.
+            let edited = try await api.call(.patch, path, as: ada, json: #"{"totalAmount":150,"description":"Bus"}"#)
             #expect(edited.status == .ok, "\(edited.status) \(edited.errorCode ?? "")")
-            #expect(try edited.data(LedgerTransaction.self).splits.map(\.amount) == [300, 300, 300])
-            #expect(Self.nets(try await Self.balances(api, club, as: coach))[ben.id] == -300)
-            let again = try await api.call(
-                .patch, path, as: ada,
-                json: #"{"split":{"method":"equal","members":[{"userId":"\#(ada.id)"},{"userId":"\#(ben.id)"}]}}"#)
-            #expect(again.status == .ok)
+            #expect(try edited.data(LedgerTransaction.self).splits.map(\.amount) == [50, 50, 50])
+            #expect(Self.nets(try await Self.balances(api, club, as: coach))[ben.id] == -50)
             let newcomer = try await api.call(
                 .post, Self.path(club, "transactions"), as: ada, json: Self.equal(100, paidBy: ada, among: [ada, ben]))
             #expect(newcomer.errorCode == "MEMBER_NOT_FOUND" && newcomer.fieldErrors["split.members[1].userId"] != nil)
 
             // What Ben still owes can be settled: Ada records that he paid her; a stranger
             // (never a member) is still no party to a settlement.
-            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == -450)
-            // Ben can no longer see the ledger, so what is recorded with him is at most what is
-            // owed between the two, in its direction (a review's: any amount could be laid on
-            // him, and he would never know).
             for (json, what) in [
-                (#"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":451,"currency":"EUR","method":"cash"}"#, "more"),
+                (#"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":51,"currency":"EUR","method":"cash"}"#, "more"),
                 (#"{"from":"\#(ada.id)","to":"\#(ben.id)","amount":10,"currency":"EUR","method":"cash"}"#, "owed none"),
                 (#"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":10,"currency":"USD","method":"cash"}"#, "currency"),
             ] {
@@ -231,14 +238,66 @@ import Testing
             }
             let settled = try await api.call(
                 .post, Self.path(club, "settlements"), as: ada,
-                json: #"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":450,"currency":"EUR","method":"cash"}"#)
+                json: #"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":40,"currency":"EUR","method":"cash"}"#)
             #expect(settled.status == .created, "\(settled.status) \(settled.errorCode ?? "") \(settled.fieldErrors)")
-            #expect((Self.nets(try await Self.balances(api, club, as: ada))[ben.id] ?? 0) == 0)
+            let settlement = Self.path(club, "transactions/\(try settled.data(LedgerTransaction.self).id)")
+            let raised = try await api.call(.patch, settlement, as: ada, json: #"{"totalAmount":100000}"#)
+            #expect(raised.status == .conflict && raised.errorCode == "FORMER_MEMBER_SHARE")
+            let lowered = try await api.call(.patch, settlement, as: ada, json: #"{"totalAmount":30}"#)
+            #expect(lowered.status == .ok, "\(lowered.status) \(lowered.errorCode ?? "")")
+            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == -20)
+            // Taking him out of the split altogether is a lower share too.
+            let dropped = try await api.call(
+                .patch, path, as: ada,
+                json: #"{"split":{"method":"equal","members":[{"userId":"\#(ada.id)"},{"userId":"\#(coach.id)"}]}}"#)
+            #expect(dropped.status == .ok, "\(dropped.status) \(dropped.errorCode ?? "")")
+            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == 30)
             let stranger = try await api.signIn("Stranger")
             let unknown = try await api.call(
                 .post, Self.path(club, "settlements"), as: ada,
                 json: #"{"from":"\#(stranger.id)","to":"\#(ada.id)","amount":450,"currency":"EUR","method":"cash"}"#)
             #expect(unknown.errorCode == "MEMBER_NOT_FOUND" && unknown.fieldErrors["from"] != nil)
+        }
+    }
+
+    /// An expense checks who shares it and writes their shares while nobody can leave: a member
+    /// who leaves meanwhile waits for it (a hostile probe's: the leave went through between the
+    /// check and the write, and the expense laid a share on someone no longer a member). The
+    /// expense is held after its check by a lock on its payer's row, which its insert's
+    /// foreign key waits for and leaving does not touch.
+    @Test func oneWhoLeavesWhileAnExpenseIsWrittenWaitsForIt() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.club(of: coach, with: [ada, ben])
+            let (leftFirst, expense, leave) = try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) {
+                owner in
+                try await owner.transaction { connection in
+                    try await connection.run(
+                        "SELECT 1 FROM users WHERE id = \(ada.id) FOR UPDATE", logger: TestEnvironment.logger)
+                    let expense = Unawaited.start {
+                        try await api.call(
+                            .post, Self.path(club, "transactions"), as: ada,
+                            json: Self.equal(300, paidBy: ada, among: [ada, ben])
+                        ).status
+                    }
+                    try await Task.sleep(for: .milliseconds(700))
+                    let leave = Unawaited.start {
+                        try await api.call(.post, Self.path(club, "leave"), as: ben).status
+                    }
+                    try await Task.sleep(for: .milliseconds(1_500))
+                    #expect(expense.value == nil, "the expense did not wait for the payer's row")
+                    return (leave.value != nil, expense, leave)
+                }
+            }
+            #expect(!leftFirst, "Ben left while an expense naming him was being written")
+            #expect(try await eventually { expense.value != nil && leave.value != nil })
+            #expect(try expense.value?.get() == .created)
+            #expect(try leave.value?.get() == .noContent)
+            let balances = try await Self.balances(api, club, as: coach)
+            // Either way, whatever Ben owes was laid on him while he was a member.
+            #expect(Self.nets(balances)[ben.id] == -150)
         }
     }
 

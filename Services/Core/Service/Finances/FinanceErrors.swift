@@ -1,3 +1,4 @@
+import Foundation
 import OrbitCoveInfra
 import OrbitCoveModels
 
@@ -15,6 +16,12 @@ enum FinanceErrors {
             .conflict, code: "SETTLEMENT_EXCEEDS_DEBT",
             message: "A member who has left is settled with only for what is owed between you",
             details: ["owed": .number(Double(owed))])
+    }
+    static func formerMemberShare(_ user: UUID) -> APIError {
+        APIError(
+            .conflict, code: "FORMER_MEMBER_SHARE",
+            message: "What this entry lays on a member who has left, or owes them, may shrink but not grow",
+            details: ["userId": .string(user.lowercasedString)])
     }
     static let ledgerFull = APIError(
         .conflict, code: "LEDGER_LIMIT", message: "This would take a balance past what the ledger can hold")

@@ -183,6 +183,10 @@ struct LedgerWriter: Sendable {
                     splits = current.splits.map { LedgerSplit(userId: $0.userId, amount: total, share: nil) }
                 }
                 try await Self.checkMembers(newMembers, in: community.id, on: connection, logger: logger)
+                try await keepFormerMembers(
+                    from: current,
+                    to: (input.paidBy ?? current.paidBy, total, input.currency ?? current.currency, splits),
+                    in: community.id, on: connection)
                 try await PostWriter.checkEvent(
                     input.linkedEventId.value, in: community.id, on: connection, logger: logger)
                 if let receipt = input.receiptMediaId.value {
@@ -223,6 +227,31 @@ struct LedgerWriter: Sendable {
                 }
                 return try await Self.recordRevision(
                     of: id, in: community.id, action: "edited", by: actor, on: connection, logger: logger)
+            }
+        }
+    }
+
+    /// One who has left can no longer see the ledger, so an edit may lower what the entry lays
+    /// on them or owes them (their net in it: what they paid less their share), down to nothing,
+    /// but not raise it, turn it the other way or move it to another currency; deleting the
+    /// entry remains. (A settlement's payer is owed its amount by its payee.)
+    private func keepFormerMembers(
+        from current: LedgerTransaction,
+        to edited: (payer: UUID, total: Int64, currency: String, splits: [LedgerSplit]),
+        in community: UUID, on connection: PostgresConnection
+    ) async throws {
+        func net(_ user: UUID, payer: UUID, total: Int64, splits: [LedgerSplit]) -> Int64 {
+            (payer == user ? total : 0) - splits.filter { $0.userId == user }.reduce(0) { $0 + $1.amount }
+        }
+        let involved = Set([current.paidBy, edited.payer] + (current.splits + edited.splits).map(\.userId))
+        let members = try await MemberStore.currentMembers(
+            Array(involved), in: community, on: connection, logger: logger)
+        for user in involved.subtracting(members).sorted(by: { $0.uuidString < $1.uuidString }) {
+            let before = net(user, payer: current.paidBy, total: current.totalAmount, splits: current.splits)
+            let after = net(user, payer: edited.payer, total: edited.total, splits: edited.splits)
+            let shrinks = before >= 0 ? (0...before).contains(after) : (before...0).contains(after)
+            guard shrinks && (after == 0 || edited.currency == current.currency) else {
+                throw FinanceErrors.formerMemberShare(user)
             }
         }
     }
@@ -276,8 +305,11 @@ struct LedgerWriter: Sendable {
         }
     }
 
+    /// The community's ledger lock, then a hold on its membership (``MemberStore/hold(_:on:logger:)``):
+    /// who is a member when a change checks it is who is a member when it commits.
     static func lockLedger(_ community: UUID, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.run("SELECT ledger_lock(\(community))", logger: logger)
+        try await MemberStore.hold(community, on: connection, logger: logger)
     }
 
     /// The live transaction as it stands; `TRANSACTION_NOT_FOUND` otherwise. No row lock: the

@@ -199,6 +199,16 @@ struct MemberStore: Sendable {
         try await connection.run("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
     }
 
+    /// Holds the community's membership as it is until the transaction ends: ``lock(_:on:logger:)``,
+    /// which every join, leave and removal takes, waits for it, while other holders do not wait
+    /// for each other. A write that checks who is a member takes it before the check, so no one
+    /// leaves between the check and the commit. Taken after the ledger's lock; nothing that
+    /// holds the membership lock takes that one.
+    static func hold(_ communityId: UUID, on connection: PostgresConnection, logger: Logger) async throws {
+        let key = "members:\(communityId.lowercasedString)"
+        try await connection.run("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(key), 0))", logger: logger)
+    }
+
     private func member(
         _ userId: UUID, of communityId: UUID, on connection: PostgresConnection
     ) async throws
