@@ -39,7 +39,11 @@ package enum CoreApplication {
         UserRoutes(
             store: UserStore(database: database, writes: kit.writes, logger: log("users")), publicURL: core.publicURL
         ).register(on: router)
-        FamilyMemberRoutes(store: FamilyMemberStore(database: database, logger: log("family"))).register(on: router)
+        FamilyMemberRoutes(
+            store: FamilyMemberStore(
+                database: database, writes: kit.writes,
+                departed: DepartedAnswers(events: events, logger: log("family")), logger: log("family"))
+        ).register(on: router)
         CommunityRoutes(
             store: CommunityStore(database: database, writes: kit.writes, logger: log("communities")),
             publicURL: core.publicURL

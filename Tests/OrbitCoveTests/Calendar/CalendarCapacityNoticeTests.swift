@@ -87,6 +87,54 @@ import Testing
         }
     }
 
+    /// A family member deleted gives up the seats it held at what is still to come, as a
+    /// departure does: the next in line takes each and is told, and its answers to what is
+    /// over go with it (a hostile probe's: the foreign key's cascade deleted the answer and
+    /// placed nobody, so an empty seat stood beside a waitlist). Nobody but its guardian
+    /// withdraws its answers.
+    @Test func aDeletedFamilyMembersSeatsGoToTheNextInLine() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ben, cy) = (
+                try await api.signIn("Coach"), try await api.signIn("Ben"), try await api.signIn("Cy")
+            )
+            let club = try await api.community(by: coach)
+            for person in [ben, cy] { try await api.join(person, club, invitedBy: coach) }
+            let bea = try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"Bea"}"#)
+                .data(FamilyMember.self)
+            let base = "/api/v1/communities/\(club.id)/events"
+            let match = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-06T18:00:00Z","capacity":1}"#)
+            for (person, body) in [
+                (ben, #"{"status":"yes","familyMemberId":"\#(bea.id)"}"#), (cy, #"{"status":"yes"}"#),
+            ] {
+                #expect(try await api.call(.post, "\(base)/\(match.id)/rsvp", as: person, json: body).status == .ok)
+            }
+            // Nobody else withdraws Bea's answers, not even an admin of the community.
+            let withdrawn = try await withTestDatabase { database in
+                try await database.transaction(userId: coach.id) { connection in
+                    try await connection.query(
+                        "SELECT * FROM calendar_withdraw_dependant(\(bea.id))", logger: TestEnvironment.logger
+                    ).collect().count
+                }
+            }
+            #expect(withdrawn == 0)
+
+            #expect(try await api.call(.delete, "/api/v1/me/family-members/\(bea.id)", as: ben).status == .noContent)
+            let now = try await api.call(.get, "\(base)/\(match.id)/attendance", as: coach).data(EventAttendance.self)
+            #expect(now.responses.map(\.userId) == [cy.id] && now.responses.first?.waitlisted == false)
+            #expect(now.counts.going == 1 && now.counts.waitlisted == 0)
+            let told = try await withTestDatabase { database in
+                try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
+                      AND data ->> 'userId' = \(cy.id.lowercasedString)
+                      AND data -> 'event' ->> 'eventId' = \(match.id.lowercasedString)
+                    """, in: database)
+            }
+            #expect(told == 1)
+        }
+    }
+
     /// A seat given up at a cancelled event is nobody's news (found by a review: the next in
     /// line was told they had a place at a match that was off); and only the community, the
     /// person or the system may withdraw a former member's answers (a review: anyone could, and

@@ -20,7 +20,7 @@ struct DepartedAnswers: Sendable {
         on connection: PostgresConnection
     ) async throws {
         var withdrawn = 0
-        var promoted: [(key: InstanceKey, userId: UUID, familyMemberId: UUID?)] = []
+        var promoted: [Promotion] = []
         for try await (eventId, recurrenceId, userId, familyMemberId, isPromotion) in try await connection.query(
             """
             SELECT event_id, recurrence_id, user_id, family_member_id, promoted
@@ -34,8 +34,47 @@ struct DepartedAnswers: Sendable {
             }
         }
         change.touched(withdrawn + promoted.count)
-        // The instance each promotion is to, as an answer to it reads it; one cancelled (or
-        // removed) is no place to be told of.
+        try await announce(promoted, in: community, communityName: communityName, change: &change, on: connection)
+    }
+
+    /// A family member being deleted gives up its seats at what is still to come, in every
+    /// community (`calendar_withdraw_dependant`, migration 0074: nothing unless the caller is its
+    /// guardian). Call in the transaction that deletes it, before the deletion.
+    func withdraw(dependant: UUID, into account: inout AccountChange, on connection: PostgresConnection) async throws {
+        var changes: [UUID: (name: String, withdrawn: Int, promoted: [Promotion])] = [:]
+        var order: [UUID] = []
+        for try await (community, name, eventId, recurrenceId, userId, familyMemberId, isPromotion)
+            in try await connection.query(
+                """
+                SELECT community_id, community_name, event_id, recurrence_id, user_id, family_member_id, promoted
+                FROM calendar_withdraw_dependant(\(dependant))
+                """, logger: logger
+            ).decode((UUID, String, UUID, Date?, UUID, UUID?, Bool).self)
+        {
+            if changes[community] == nil { order.append(community) }
+            changes[community, default: (name, 0, [])].withdrawn += isPromotion ? 0 : 1
+            if isPromotion {
+                changes[community]?.promoted.append(
+                    (InstanceKey(eventId: eventId, recurrenceId: recurrenceId), userId, familyMemberId))
+            }
+        }
+        for community in order {
+            guard let (name, withdrawn, promoted) = changes[community] else { continue }
+            var change = ChangeRecord(community: community)
+            change.touched(withdrawn + promoted.count)
+            try await announce(promoted, in: community, communityName: name, change: &change, on: connection)
+            account.include(change)
+        }
+    }
+
+    private typealias Promotion = (key: InstanceKey, userId: UUID, familyMemberId: UUID?)
+
+    /// Tells each one promoted, at the instance as an answer to it reads it; one cancelled (or
+    /// removed) is no place to be told of.
+    private func announce(
+        _ promoted: [Promotion], in community: UUID, communityName: String, change: inout ChangeRecord,
+        on connection: PostgresConnection
+    ) async throws {
         var instances: [InstanceKey: EventRecord?] = [:]
         for promotion in promoted {
             if instances[promotion.key] == nil {

@@ -36,8 +36,9 @@ struct FamilyMemberRoutes {
             return try Response.data(member, requestId: context.requestId)
         }
 
-        router.delete("/api/v1/me/family-members/:familyMemberId") { _, context in
-            try await store.delete(context.familyMemberId(), of: context.requireUser())
+        router.delete("/api/v1/me/family-members/:familyMemberId") { request, context in
+            try await store.delete(
+                context.familyMemberId(), of: context.requireUser(), request: RequestFacts(request, context))
             return Response(status: .noContent)
         }
     }

@@ -9,6 +9,8 @@ import PostgresNIO
 /// and attendance through the parent's account. Row-level security keeps each parent's own.
 struct FamilyMemberStore: Sendable {
     let database: Database
+    let writes: CommunityWrites
+    let departed: DepartedAnswers
     let logger: Logger
 
     static let maximum = 20
@@ -66,12 +68,15 @@ struct FamilyMemberStore: Sendable {
         }
     }
 
-    func delete(_ id: UUID, of userId: UUID) async throws {
-        try await database.transaction(userId: userId) { connection in
-            let rows = try await connection.query(
+    /// Deletes it, first giving up the seats it held at what is still to come (the next in
+    /// line takes each and is told, ``DepartedAnswers``); its other answers go with it.
+    func delete(_ id: UUID, of userId: UUID, request: RequestFacts) async throws {
+        try await writes.accountChange(of: userId, request: request) { account, connection in
+            try await departed.withdraw(dependant: id, into: &account, on: connection)
+            let deleted = try await connection.changedRows(
                 "DELETE FROM family_members WHERE id = \(id) AND user_id = \(userId) RETURNING 1", logger: logger)
-            for try await _ in rows { return }
-            throw Self.notFound
+            guard deleted == 1 else { throw Self.notFound }
+            account.touched(deleted)
         }
     }
 
