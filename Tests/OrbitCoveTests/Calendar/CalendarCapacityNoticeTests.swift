@@ -135,6 +135,43 @@ import Testing
         }
     }
 
+    /// A party larger than the whole capacity is refused (`409 PARTY_TOO_LARGE`); one the capacity
+    /// shrank below waits without holding up those behind it, and takes its place in answer
+    /// order again once the capacity grows back (a hostile probe's: the first in line needed
+    /// three of two seats, and everyone behind waited beside empty seats).
+    @Test func aPartyThatCannotFitHoldsUpNobody() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ben, cy, dee) = (
+                try await api.signIn("Coach"), try await api.signIn("Ben"), try await api.signIn("Cy"),
+                try await api.signIn("Dee")
+            )
+            let club = try await api.community(by: coach)
+            for person in [ben, cy, dee] { try await api.join(person, club, invitedBy: coach) }
+            let match = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-06T18:00:00Z","capacity":3}"#)
+            let path = "/api/v1/communities/\(club.id)/events/\(match.id)"
+            for (person, body, waits) in [
+                (ben, #"{"status":"yes","plusOnes":2}"#, false), (cy, #"{"status":"yes"}"#, true),
+            ] {
+                let answer = try await api.call(.post, "\(path)/rsvp", as: person, json: body)
+                #expect(try answer.data(EventRSVP.self).waitlisted == waits, "\(body)")
+            }
+            #expect(try await api.call(.patch, path, as: coach, json: #"{"capacity":2}"#).status == .ok)
+            var now = try await api.call(.get, "\(path)/attendance", as: coach).data(EventAttendance.self)
+            #expect(now.responses.filter { !$0.waitlisted }.map(\.userId) == [cy.id])
+            #expect(now.counts.going == 1 && now.counts.seats == 1 && now.counts.waitlisted == 1)
+            let tooMany = try await api.call(.post, "\(path)/rsvp", as: dee, json: #"{"status":"yes","plusOnes":2}"#)
+            #expect(tooMany.status == .conflict && tooMany.errorCode == "PARTY_TOO_LARGE")
+            let dees = try await api.call(.post, "\(path)/rsvp", as: dee, json: #"{"status":"yes","plusOnes":1}"#)
+            #expect(try dees.data(EventRSVP.self).waitlisted)
+            // Room for Ben's three again: he answered first, so Cy goes back to wait behind him.
+            #expect(try await api.call(.patch, path, as: coach, json: #"{"capacity":3}"#).status == .ok)
+            now = try await api.call(.get, "\(path)/attendance", as: coach).data(EventAttendance.self)
+            #expect(now.responses.filter { !$0.waitlisted }.map(\.userId) == [ben.id])
+            #expect(now.counts.seats == 3 && now.counts.waitlisted == 2)
+        }
+    }
+
     /// A seat given up at a cancelled event is nobody's news (found by a review: the next in
     /// line was told they had a place at a match that was off); and only the community, the
     /// person or the system may withdraw a former member's answers (a review: anyone could, and

@@ -10,6 +10,13 @@ enum CalendarErrors {
     static let rsvpClosed = APIError(
         .conflict, code: "RSVP_CLOSED", message: "Answers for this event closed at its RSVP deadline")
 
+    static func partyTooLarge(_ capacity: Int) -> APIError {
+        APIError(
+            .conflict, code: "PARTY_TOO_LARGE",
+            message: "This event has \(capacity) places in all: ask for fewer plus-ones",
+            details: ["capacity": .number(Double(capacity))])
+    }
+
     static func windowTooBusy(_ limit: Int) -> APIError {
         APIError(
             .unprocessableContent, code: "WINDOW_TOO_BUSY",

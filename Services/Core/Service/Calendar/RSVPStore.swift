@@ -57,6 +57,11 @@ struct RSVPStore: Sendable {
                 logger: logger)
             if instance.cancelled { throw CalendarErrors.cancelled }
             if let deadline = instance.rsvpDeadline, Date() > deadline { throw CalendarErrors.rsvpClosed }
+            // A party the whole capacity cannot seat would only wait; one a later, lower
+            // capacity leaves too large waits without holding up those behind it (0075).
+            if answer.status == .yes, let capacity = instance.capacity, 1 + answer.plusOnes > capacity {
+                throw CalendarErrors.partyTooLarge(capacity)
+            }
             if let dependant = answer.familyMemberId {
                 let own = try await connection.query(
                     "SELECT 1 FROM family_members WHERE id = \(dependant) AND user_id = \(user)", logger: logger
