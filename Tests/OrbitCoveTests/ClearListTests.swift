@@ -32,6 +32,30 @@ import Testing
         #expect(fits.text("name", maxLength: 100).value == String(repeating: "a", count: 99) && fits.problems.isEmpty)
     }
 
+    /// A text of nothing one can see is empty: whitespace, and characters that draw nothing
+    /// (direction marks and overrides, joiners, the byte-order mark, the soft hyphen). A hostile
+    /// probe's: `"\u{202E}"` passed as a description where `"\u{200B}"` was refused. Visible text
+    /// keeps them.
+    @Test func aTextOfNothingVisibleIsEmpty() {
+        for blank in [
+            "\u{202E}", "\u{FEFF}", "\u{2060}", "\u{00AD}", "\u{200E}", "\u{180E}", "\u{034F}", "\u{115F}",
+            "\u{202E}\u{200B}\u{FEFF}", " \u{200B}\t",
+        ] {
+            var required = FieldReader(["name": .string(blank)], allowed: ["name"])
+            #expect(
+                required.text("name", maxLength: 100, required: true).value == nil,
+                "\(blank.unicodeScalars.map(\.value))")
+            #expect(required.problems["name"] == "must not be empty")
+            var optional = FieldReader(["note": .string(blank)], allowed: ["note"])
+            guard case .clear = optional.text("note", maxLength: 100) else {
+                Issue.record("\(blank.unicodeScalars.map(\.value)) was kept as a note")
+                continue
+            }
+        }
+        var marked = FieldReader(["name": .string("\u{200F}שלום")], allowed: ["name"])
+        #expect(marked.text("name", maxLength: 100, required: true).value == "\u{200F}שלום")
+    }
+
     @Test func aBadListIsRefusedByName() {
         let bodies: [[String: JSONValue]] = [
             ["clear": .string("avatarUrl")],

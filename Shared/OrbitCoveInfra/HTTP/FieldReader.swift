@@ -91,7 +91,12 @@ package struct FieldReader {
             return refusesNull(key, required: required) ? .keep : .clear
         case .string(let raw):
             let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !value.isEmpty || !required else {
+            // Nothing one can see (direction marks, joiners, a byte-order mark) is nothing.
+            let blank = value.unicodeScalars.allSatisfy {
+                $0.properties.isWhitespace || $0.properties.isDefaultIgnorableCodePoint
+                    || [.format, .control].contains($0.properties.generalCategory)
+            }
+            guard !blank || !required else {
                 problems[key] = "must not be empty"
                 return .keep
             }
@@ -104,7 +109,7 @@ package struct FieldReader {
                 problems[key] = "must not contain NUL characters"
                 return .keep
             }
-            return value.isEmpty ? .clear : .set(value)
+            return blank ? .clear : .set(value)
         default:
             problems[key] = "must be a string"
             return .keep
