@@ -100,6 +100,9 @@ import Testing
                 #expect(reply.status == .badRequest && reply.errorCode == "VALIDATION_FAILED", "\(body)")
                 #expect(reply.fieldErrors["body"] == "is not valid JSON", "\(body): \(reply.fieldErrors)")
             }
+            // A body of `null` is named as the body (a hostile probe's: the field was "").
+            let null = try await api.call(.post, "/api/v1/communities", as: ada, json: "null")
+            #expect(null.status == .badRequest && null.fieldErrors == ["body": "must be an object"])
             // Commas inside strings are text.
             let named = try await api.call(
                 .post, "/api/v1/communities", as: ada,

@@ -200,7 +200,9 @@ extension Request {
         case .typeMismatch(let type, let context):
             return [path(context.codingPath).isEmpty ? "body" : path(context.codingPath): "must be \(jsonKind(type))"]
         case .valueNotFound(_, let context):
-            return [path(context.codingPath): "must not be null"]
+            // A body of `null`: every body here is an object.
+            let field = path(context.codingPath)
+            return field.isEmpty ? ["body": "must be an object"] : [field: "must not be null"]
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
             return [field.isEmpty ? "body" : field: field.isEmpty ? "is not valid JSON" : context.debugDescription]
