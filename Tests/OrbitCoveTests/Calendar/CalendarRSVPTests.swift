@@ -824,6 +824,45 @@ import Testing
         }
     }
 
+    /// A series made a single event seats its first instance's answers by the event's
+    /// capacity: a capacity set on that instance alone goes with the rule (found by a review:
+    /// those waiting under the instance's capacity stayed waitlisted beside free seats).
+    @Test func aSeriesMadeSingleSeatsItsAnswersByTheEventsCapacity() async throws {
+        try await CoreHarness.run { api in
+            let (coach, ada, ben) = (
+                try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
+            )
+            let club = try await api.community(by: coach, settings: #"{"timezone":"Europe/Berlin"}"#)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+            let practice = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-03-04T18:00:00+01:00","recurrenceRule":"FREQ=WEEKLY;COUNT=3","capacity":3}"#
+            )
+            let path = "/api/v1/communities/\(club.id)/events/\(practice.id)"
+            let first = utc(practice.startsAt)
+            let narrowed = try await api.call(
+                .patch, "\(path)?recurrenceId=\(first)&scope=this", as: coach, json: #"{"capacity":1}"#)
+            #expect(narrowed.status == .ok)
+            for (person, waits) in [(ada, false), (ben, true)] {
+                let answer = try await api.call(
+                    .post, "\(path)/rsvp", as: person, json: #"{"status":"yes","recurrenceId":"\#(first)"}"#)
+                #expect(try answer.data(EventRSVP.self).waitlisted == waits)
+            }
+            #expect(try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":null}"#).status == .ok)
+            let now = try await api.call(.get, "\(path)/attendance", as: coach).data(EventAttendance.self)
+            #expect(now.responses.map(\.waitlisted) == [false, false] && now.counts.going == 2)
+            let told = try await withTestDatabase { database in
+                try await count(
+                    """
+                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
+                      AND data ->> 'userId' = \(ben.id.lowercasedString)
+                      AND data -> 'event' ->> 'eventId' = \(practice.id.lowercasedString)
+                    """, in: database)
+            }
+            #expect(told == 1)
+        }
+    }
+
     /// A single event made a series keeps its answers on its first instance, and a series made
     /// a single event keeps its first instance's (a hostile probe's: answers stayed under the
     /// old key, out of every read and count).

@@ -39,6 +39,11 @@ extension EventEdit {
         _ key: InstanceKey, from old: Int?, to new: Int?, summary: EventSummary
     ) async throws {
         guard old != new else { return }
+        try await announcePlaces(key, capacity: new, summary: summary)
+    }
+
+    /// Places the instance's yeses against `new` again, telling each who gains or loses a place.
+    mutating func announcePlaces(_ key: InstanceKey, capacity new: Int?, summary: EventSummary) async throws {
         try await RSVPStore.lock(key, on: connection, logger: logger)
         let before = try await RSVPStore.placed(key, on: connection, logger: logger)
         let after = try await RSVPStore.place(key, on: connection, logger: logger)

@@ -94,10 +94,17 @@ struct EventEdit {
         // Made a series, or a single event: the answers go with it. A single event's are keyed
         // by no instance, the series' first instance's by its start (migration 0071).
         if current.isSeries != updated.isSeries {
-            let first: Date? = updated.startsAt
-            let (from, to) = updated.isSeries ? (nil, first) : (first, nil)
+            let first = updated.startsAt
+            let (from, to): (Date?, Date?) = updated.isSeries ? (nil, first) : (first, nil)
             try await connection.run(
                 "SELECT calendar_rekey_answers(\(current.id), \(from), \(to))", logger: logger)
+            // Placed by the event's capacity: one the first instance had of its own went with
+            // the rule, and a new series' first instance has none yet.
+            try await announcePlaces(
+                InstanceKey(eventId: current.id, recurrenceId: to), capacity: updated.capacity,
+                summary: updated.isSeries
+                    ? updated.generated(at: first).summary(recurrenceId: first, seriesId: updated.id)
+                    : updated.summary())
         }
         // A rule that no longer has an instance drops its answers, which would otherwise come
         // back on an instance a later rule had at that time (migration 0072). Those who said
