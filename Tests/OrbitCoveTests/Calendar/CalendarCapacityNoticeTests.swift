@@ -162,6 +162,9 @@ import Testing
             #expect(now.counts.going == 1 && now.counts.seats == 1 && now.counts.waitlisted == 1)
             let tooMany = try await api.call(.post, "\(path)/rsvp", as: dee, json: #"{"status":"yes","plusOnes":2}"#)
             #expect(tooMany.status == .conflict && tooMany.errorCode == "PARTY_TOO_LARGE")
+            // A no brings nobody along, whatever it says (noticed by a probe: 5 were kept).
+            let no = try await api.call(.post, "\(path)/rsvp", as: dee, json: #"{"status":"no","plusOnes":5}"#)
+            #expect(try no.data(EventRSVP.self).plusOnes == 0)
             let dees = try await api.call(.post, "\(path)/rsvp", as: dee, json: #"{"status":"yes","plusOnes":1}"#)
             #expect(try dees.data(EventRSVP.self).waitlisted)
             // Room for Ben's three again: he answered first, so Cy goes back to wait behind him.

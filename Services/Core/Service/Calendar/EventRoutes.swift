@@ -146,8 +146,9 @@ struct EventRoutes {
         default: reader.problems["familyMemberId"] = "must be the id of one of your family members"
         }
         try reader.check()
+        // A no brings nobody along.
         return RSVPStore.Answer(
-            status: status.value ?? .no, plusOnes: plusOnes.value ?? 0, note: note.value,
+            status: status.value ?? .no, plusOnes: status.value == .no ? 0 : plusOnes.value ?? 0, note: note.value,
             familyMemberId: familyMemberId,
             recurrenceId: recurrenceId.value)
     }
