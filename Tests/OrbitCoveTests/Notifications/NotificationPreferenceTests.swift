@@ -342,6 +342,10 @@ import Testing
                 // their IANA zones keep summer time: quiet hours would be an hour off in summer.
                 (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"CET"}}"#, "quietHours.timeZone"),
                 (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"EET"}}"#, "quietHours.timeZone"),
+                // Names a community's settings refuse are refused here too: older aliases and
+                // abbreviations (a probe's: US/Eastern was taken here and refused there).
+                (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"US/Eastern"}}"#, "quietHours.timeZone"),
+                (#"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"EST"}}"#, "quietHours.timeZone"),
                 (
                     #"{"quietHours":{"start":"22:00","end":"07:00","timeZone":"UTC","breakThrough":["events"]}}"#,
                     "quietHours.breakThrough"

@@ -147,7 +147,9 @@ struct NotificationPreferencesRoutes {
             times[key] = text
         }
         var zone: String?
-        if case .string(let text) = fields["timeZone"], text.utf8.count <= 64, TimeZone(identifier: text) != nil,
+        // The names a community's time zone may have (which leaves out CET and its like: below),
+        // and that PostgreSQL knows, as the quiet hours' check runs there.
+        if case .string(let text) = fields["timeZone"], CommunitySettings.ianaZones.contains(text),
             !Self.fixedInPostgreSQL.contains(text.uppercased()), try await store.knowsZone(text, asking: userId)
         {
             zone = text
