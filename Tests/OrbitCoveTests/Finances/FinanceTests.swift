@@ -282,12 +282,31 @@ import Testing
                             json: Self.equal(300, paidBy: ada, among: [ada, ben])
                         ).status
                     }
-                    try await Task.sleep(for: .milliseconds(700))
+                    // Waits on this transaction's row lock, or on the club's membership lock,
+                    // as pg_locks shows them (by polling: no fixed sleep holds under load).
+                    @Sendable func waiting(on lock: String) async throws -> Bool {
+                        let key = "members:\(club.id.lowercasedString)"
+                        let rows = try await connection.query(
+                            """
+                            SELECT count(*)::int FROM pg_locks w
+                            WHERE NOT w.granted AND CASE \(lock)
+                                WHEN 'row' THEN w.locktype = 'transactionid' AND w.transactionid = (
+                                    SELECT h.transactionid FROM pg_locks h
+                                    WHERE h.pid = pg_backend_pid() AND h.locktype = 'transactionid' AND h.granted)
+                                ELSE w.locktype = 'advisory' AND w.objsubid = 1
+                                    AND w.classid = ((hashtextextended(\(key), 0) >> 32) & 4294967295)::oid
+                                    AND w.objid = (hashtextextended(\(key), 0) & 4294967295)::oid
+                            END
+                            """, logger: TestEnvironment.logger)
+                        for try await count in rows.decode(Int.self) { return count > 0 }
+                        return false
+                    }
+                    #expect(try await eventually { try await waiting(on: "row") || expense.value != nil })
+                    #expect(expense.value == nil, "the expense did not wait for the payer's row")
                     let leave = Unawaited.start {
                         try await api.call(.post, Self.path(club, "leave"), as: ben).status
                     }
-                    try await Task.sleep(for: .milliseconds(1_500))
-                    #expect(expense.value == nil, "the expense did not wait for the payer's row")
+                    #expect(try await eventually { try await waiting(on: "membership") || leave.value != nil })
                     return (leave.value != nil, expense, leave)
                 }
             }
