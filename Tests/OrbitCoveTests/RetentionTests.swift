@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
@@ -17,6 +18,8 @@ import Testing
             try await api.call(.post, "/api/v1/me/family-members", as: ada, json: #"{"name":"Tommy"}"#)
             let before = try await api.call(.get, "/api/v1/communities/\(shared.id)/sync", as: ben)
                 .data(CommunitySync.self).syncToken
+            let feed = try await api.call(.post, "/api/v1/me/calendar-feeds", as: ada, json: "{}").data(
+                CalendarFeed.self)
             #expect(try await api.call(.delete, "/api/v1/me", as: ada).status == .accepted)
             #expect(try await api.call(.delete, "/api/v1/me", as: cleo).status == .accepted)
 
@@ -92,8 +95,27 @@ import Testing
             let audit = try await api.call(.get, "/api/v1/communities/\(shared.id)/audit", as: ben).page(
                 AuditEntry.self)
             #expect(audit.items.prefix(2).map(\.action).sorted() == ["member.account_deleted", "member.role_changed"])
-            #expect(try await api.call(.get, "/api/v1/me", as: ada).errorCode == "USER_NOT_FOUND")
             #expect(try await api.call(.get, "/api/v1/communities/\(shared.id)", as: ada).status == .notFound)
+            // Her token, unexpired, acts for nobody: she cannot join again, make a community, a
+            // feed or a family member (a hostile probe's: all of these worked until it expired,
+            // and a feed made so read the calendar for good).
+            let invite = try await api.call(.post, "/api/v1/communities/\(shared.id)/invites", as: ben, json: "{}")
+                .data(Invite.self)
+            for (method, path, body) in [
+                (HTTPRequest.Method.get, "/api/v1/me", nil), (.post, "/api/v1/invites/\(invite.code)/join", nil),
+                (.post, "/api/v1/communities", #"{"name":"Ghost"}"#), (.post, "/api/v1/me/calendar-feeds", "{}"),
+                (.post, "/api/v1/me/family-members", #"{"name":"Kid"}"#), (.get, "/api/v1/me/communities", nil),
+            ] {
+                let refused = try await api.call(method, path, as: ada, json: body)
+                #expect(refused.status == .unauthorized && refused.errorCode == "ACCOUNT_DELETED", "\(method) \(path)")
+            }
+            // Her feeds are revoked with the account.
+            let feedURL = try #require(feed.url)
+            let feedPath = try #require(URL(string: feedURL)).path
+            #expect(try await api.call(.get, feedPath, as: nil).status == .notFound)
+            let members = try await api.call(.get, "/api/v1/communities/\(shared.id)/members", as: ben).page(
+                CommunityMember.self)
+            #expect(members.items.map(\.userId) == [ben.id])
         }
     }
 

@@ -62,6 +62,9 @@ extension APIError {
         APIError(.unauthorized, code: code, message: message, headers: [.wwwAuthenticate: "Bearer"])
     }
 
+    /// The request's token outlived its account, deleted since it was issued.
+    package static let accountDeleted = unauthenticated("ACCOUNT_DELETED", "This account has been deleted")
+
     package static let forbidden = APIError(.forbidden, code: "FORBIDDEN", message: "You may not do this")
     package static let internalError = APIError(
         .internalServerError, code: "INTERNAL_ERROR", message: "Something went wrong on our side")

@@ -89,6 +89,9 @@ package enum ErrorRendering {
                 error.status, code: APIError.code(for: error.status),
                 message: error.body ?? error.status.reasonPhrase, headers: error.headers)
             return try apiError.response(from: request, context: context)
+        case let error as PSQLError where error.serverInfo?[.sqlState] == Database.accountDeleted:
+            // The token outlived its account (`app_enter_as_user`, migration 0076).
+            return try APIError.accountDeleted.response(from: request, context: context)
         case let error as PSQLError where Database.isPassing(error):
             // A statement past its transaction's bound (a lock held that long), a deadlock
             // broken, a transaction that could not be serialised with another, a lock not had

@@ -258,6 +258,10 @@ package struct Database: Sendable {
         return Self.unavailable
     }
 
+    /// The SQLSTATE `app_enter_as_user` refuses a deleted account with (migration 0076): the
+    /// request's token outlived its account, answered `401 ACCOUNT_DELETED`.
+    package static let accountDeleted = "OCA01"
+
     /// A failure that is the moment's, not the work's, so the same work would pass if tried
     /// again: the database unreachable, or PostgreSQL's connection (08), resource (53), operator
     /// (57: a statement timeout or a shutdown), lock (55P03) and transaction-rollback (40:

@@ -77,6 +77,7 @@ struct CalendarFeedStore: Sendable {
             WITH feed AS (
                 SELECT id, user_id, community_id, last_used_at FROM calendar_feeds
                 WHERE token_hash = \(SHA256.hexDigest(of: token)) AND revoked_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = user_id AND u.deleted_at IS NOT NULL)
             ), used AS (
                 UPDATE calendar_feeds SET last_used_at = NOW()
                 WHERE id = (SELECT id FROM feed WHERE last_used_at IS NULL OR last_used_at < NOW() - INTERVAL '1 hour')

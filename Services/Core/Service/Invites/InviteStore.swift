@@ -152,6 +152,11 @@ struct InviteStore: Sendable {
     func redeem(_ code: String, expectedCommunity: UUID?, by userId: UUID, request: RequestFacts) async throws -> Joined
     {
         try await writes.change(in: nil, by: userId, request: request, scope: .system) { change, connection in
+            // Run as the system, so the entry's check of the account (migration 0076) is made here.
+            let gone = try await connection.query(
+                "SELECT 1 FROM users WHERE id = \(userId) AND deleted_at IS NOT NULL", logger: logger
+            ).collect()
+            if !gone.isEmpty { throw APIError.accountDeleted }
             let invite = try await find(code, on: connection, lock: true)
             if let expectedCommunity, expectedCommunity != invite.communityId { throw Self.notFound }
             change.community = invite.communityId

@@ -111,6 +111,9 @@ struct RetentionJobs: Service {
             }
             try await connection.run("DELETE FROM family_members WHERE user_id = \(userId)", logger: logger)
             try await connection.run(
+                "UPDATE calendar_feeds SET revoked_at = NOW() WHERE user_id = \(userId) AND revoked_at IS NULL",
+                logger: logger)
+            try await connection.run(
                 """
                 UPDATE refresh_tokens SET revoked_at = coalesce(revoked_at, NOW()),
                     revoked_reason = coalesce(revoked_reason, 'account_deleted')
