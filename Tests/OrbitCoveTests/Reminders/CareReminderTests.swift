@@ -468,6 +468,49 @@ import Testing
         }
     }
 
+    /// A community moved to another time zone keeps an occurrence that was still ahead: where
+    /// the new zone puts its time in the past, it falls due at once, with its own assignee,
+    /// instead of vanishing (a hostile probe's: tonight's walk was deleted and never fired, and
+    /// moving back made it again without the member it had been handed to).
+    @Test func anOccurrenceAheadIsKeptWhenTheCommunitysZoneMovesItIntoThePast() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.community(by: coach, settings: #"{"timezone":"UTC"}"#)
+            try await api.join(ada, club, invitedBy: coach)
+            var utc = Calendar(identifier: .gregorian)
+            utc.timeZone = .gmt
+            let at = utc.dateComponents([.hour, .minute], from: Date().addingTimeInterval(3 * 3_600))
+            let time = String(format: "%02d:%02d", at.hour ?? 0, at.minute ?? 0)
+            let walk = try await harness.reminder(
+                in: club, by: coach, #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"\#(time)"}"#)
+            let today = CareRoutes.today(in: "UTC")
+            let range = "?from=\(Self.day(today, plus: -1))&to=\(Self.day(today, plus: 2))"
+            let before = try await harness.call(.get, Self.path(club, "/\(walk.id)/occurrences\(range)"), as: coach)
+                .data([CareOccurrence].self)
+            let tonight = try #require(
+                before.first { $0.dueAt > Date() && $0.dueAt < Date().addingTimeInterval(4 * 3_600) })
+            let path = Self.path(club, "/\(walk.id)/occurrences/\(tonight.date)")
+            #expect(
+                try await harness.call(.patch, path, as: coach, json: #"{"assigneeId":"\#(ada.id)"}"#).status == .ok)
+
+            // Fourteen hours east, that day's walk time has passed.
+            let moved = try await api.call(
+                .patch, "/api/v1/communities/\(club.id)", as: coach,
+                json: #"{"settings":{"timezone":"Pacific/Kiritimati"}}"#)
+            #expect(moved.status == .ok)
+            @Sendable func occurrence() async throws -> CareOccurrence? {
+                try await harness.call(.get, Self.path(club, "/\(walk.id)/occurrences\(range)"), as: coach)
+                    .data([CareOccurrence].self).first { $0.date == tonight.date }
+            }
+            #expect(try await eventually { try await occurrence()?.dueAt != tonight.dueAt })
+            let kept = try #require(try await occurrence(), "the occurrence that was still ahead is gone")
+            // Due now, not at the past time: its escalation still waits its minutes.
+            #expect(kept.dueAt <= Date() && kept.dueAt > Date().addingTimeInterval(-120))
+            #expect(kept.assigneeId == ada.id && kept.status == .pending)
+        }
+    }
+
     static func day(_ text: String, plus days: Int) -> String {
         CivilDate(isoText: text)?.adding(days: days)?.isoText ?? text
     }

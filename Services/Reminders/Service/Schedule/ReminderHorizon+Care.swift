@@ -39,9 +39,22 @@ extension ReminderHorizon {
             return
         }
         let now = Date()
-        let occurrences = CareSchedule.occurrences(of: reminder, from: now, through: now.addingTimeInterval(horizon))
+        // From two days back: a new time zone (up to 26 hours away) or time of day can put an
+        // occurrence that is still ahead, undone, at a time already past. It is kept and falls
+        // due now, with its assignee and snoozes, rather than going as one the rule no longer
+        // makes (due now, not at the past time, so its escalation still waits its minutes);
+        // one never made before is still not made in the past.
+        let occurrences = CareSchedule.occurrences(
+            of: reminder, from: now.addingTimeInterval(-2 * 86_400), through: now.addingTimeInterval(horizon))
         let dates = occurrences.map(\.date.isoText)
         let due = occurrences.map(\.dueAt)
+        try await connection.run(
+            """
+            UPDATE care_occurrences o SET due_at = now()
+            FROM unnest(\(dates)::text[], \(due)::timestamptz[]) AS w(d, due_at)
+            WHERE o.reminder_id = \(id) AND o.local_date = w.d::date AND o.status = 'pending'
+              AND o.due_at > now() AND w.due_at <= now()
+            """, logger: logger)
         try await connection.run(
             """
             WITH wanted AS (
@@ -53,7 +66,7 @@ extension ReminderHorizon {
                   AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.local_date = o.local_date)
             )
             INSERT INTO care_occurrences (reminder_id, community_id, local_date, due_at)
-            SELECT \(id), \(reminder.communityId), w.local_date, w.due_at FROM wanted w
+            SELECT \(id), \(reminder.communityId), w.local_date, w.due_at FROM wanted w WHERE w.due_at > now()
             ON CONFLICT (reminder_id, local_date) DO UPDATE SET due_at = EXCLUDED.due_at
                 WHERE care_occurrences.status = 'pending' AND care_occurrences.due_at > now()
                   AND care_occurrences.due_at <> EXCLUDED.due_at
