@@ -124,6 +124,11 @@ import Testing
                 #expect(media.failureReason?.contains(reason) == true, "\(name): \(media.failureReason ?? "")")
                 let reply = try await harness.call(.get, "/api/v1/media/\(media.id)", as: coach)
                 #expect(reply.status == .unprocessableContent && reply.errorCode == "MEDIA_FAILED")
+                // It never shows, so no post shows it (a hostile probe's: a photo post of it was made).
+                let post = try await harness.api.call(
+                    .post, "/api/v1/communities/\(club.id)/posts", as: coach,
+                    json: #"{"type":"photo","mediaIds":["\#(media.id)"]}"#)
+                #expect(post.status == .badRequest && post.fieldErrors["mediaIds"] != nil, "\(name): \(post.status)")
             } else {
                 let served = try await harness.follow(
                     try await harness.call(.get, "/api/v1/media/\(media.id)?variant=large", as: coach))

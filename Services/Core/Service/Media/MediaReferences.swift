@@ -5,7 +5,8 @@ import OrbitCoveModels
 import PostgresNIO
 
 /// Uploaded media a post or a ledger entry names: only this community's, uploaded for that
-/// use (a post's photo, a receipt), not deleted (the media service's rows; the database says
+/// use (a post's photo, a receipt), not deleted nor failed (one still being processed may be
+/// named: it shows once ready; the media service's rows; the database says
 /// the same for posts, migration 0041, and for a receipt's community, 0039).
 enum MediaReferences {
     /// `ids` without repeats, in order, when each is this community's, uploaded for `purpose`;
@@ -22,13 +23,13 @@ enum MediaReferences {
             """
             SELECT id FROM media
             WHERE id = ANY(\(wanted)) AND community_id = \(communityId) AND purpose = \(purpose.rawValue)
-              AND deleted_at IS NULL
+              AND deleted_at IS NULL AND status <> 'failed'
             """, logger: logger)
         for try await id in rows.decode(UUID.self) { found.insert(id) }
         let unknown = wanted.filter { !found.contains($0) }
         guard unknown.isEmpty else {
             throw APIError.validation([
-                field: "names media that is not a \(purpose.rawValue) upload of this community: "
+                field: "names media that is not a \(purpose.rawValue) upload of this community (or failed): "
                     + unknown.map(\.lowercasedString).joined(separator: ", ")
             ])
         }
