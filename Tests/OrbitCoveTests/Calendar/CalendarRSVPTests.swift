@@ -77,15 +77,7 @@ import Testing
             let bigger = try await api.call(
                 .patch, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach, json: #"{"capacity":5}"#)
             #expect(bigger.status == .ok)
-            try await withTestDatabase { database in
-                let told = try await count(
-                    """
-                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
-                      AND data -> 'event' ->> 'eventId' = \(event.id.lowercasedString)
-                      AND data ->> 'userId' = \(cy.id.lowercasedString)
-                    """, in: database)
-                #expect(told == 2)
-            }
+            #expect(try await CalendarCapacityNoticeTests.promotions(of: cy.id, at: event.id) == 2)
             _ = try await api.call(
                 .patch, "/api/v1/communities/\(club.id)/events/\(event.id)", as: coach, json: #"{"capacity":3}"#)
 
@@ -851,15 +843,7 @@ import Testing
             #expect(try await api.call(.patch, path, as: coach, json: #"{"recurrenceRule":null}"#).status == .ok)
             let now = try await api.call(.get, "\(path)/attendance", as: coach).data(EventAttendance.self)
             #expect(now.responses.map(\.waitlisted) == [false, false] && now.counts.going == 2)
-            let told = try await withTestDatabase { database in
-                try await count(
-                    """
-                    SELECT count(*)::int FROM outbox WHERE message_type = 'event.waitlist_promoted'
-                      AND data ->> 'userId' = \(ben.id.lowercasedString)
-                      AND data -> 'event' ->> 'eventId' = \(practice.id.lowercasedString)
-                    """, in: database)
-            }
-            #expect(told == 1)
+            #expect(try await CalendarCapacityNoticeTests.promotions(of: ben.id, at: practice.id) == 1)
         }
     }
 
