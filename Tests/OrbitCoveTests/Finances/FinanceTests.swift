@@ -241,17 +241,24 @@ import Testing
                 json: #"{"from":"\#(ben.id)","to":"\#(ada.id)","amount":40,"currency":"EUR","method":"cash"}"#)
             #expect(settled.status == .created, "\(settled.status) \(settled.errorCode ?? "") \(settled.fieldErrors)")
             let settlement = Self.path(club, "transactions/\(try settled.data(LedgerTransaction.self).id)")
+            // Changed, it stays within what he owed before it (a hostile probe's: 100000 was
+            // taken), and what he paid is not made less behind his back (a review's: lowering
+            // it made him owe more), nor undone by deleting it.
             let raised = try await api.call(.patch, settlement, as: ada, json: #"{"totalAmount":100000}"#)
-            #expect(raised.status == .conflict && raised.errorCode == "FORMER_MEMBER_SHARE")
+            #expect(raised.status == .conflict && raised.errorCode == "SETTLEMENT_EXCEEDS_DEBT")
             let lowered = try await api.call(.patch, settlement, as: ada, json: #"{"totalAmount":30}"#)
-            #expect(lowered.status == .ok, "\(lowered.status) \(lowered.errorCode ?? "")")
-            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == -20)
+            #expect(lowered.status == .conflict && lowered.errorCode == "FORMER_MEMBER_SHARE")
+            let deleted = try await api.call(.delete, settlement, as: ada)
+            #expect(deleted.status == .conflict && deleted.errorCode == "FORMER_MEMBER_SHARE")
+            let corrected = try await api.call(.patch, settlement, as: ada, json: #"{"totalAmount":45}"#)
+            #expect(corrected.status == .ok, "\(corrected.status) \(corrected.errorCode ?? "")")
+            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == -5)
             // Taking him out of the split altogether is a lower share too.
             let dropped = try await api.call(
                 .patch, path, as: ada,
                 json: #"{"split":{"method":"equal","members":[{"userId":"\#(ada.id)"},{"userId":"\#(coach.id)"}]}}"#)
             #expect(dropped.status == .ok, "\(dropped.status) \(dropped.errorCode ?? "")")
-            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == 30)
+            #expect(Self.nets(try await Self.balances(api, club, as: ada))[ben.id] == 45)
             let stranger = try await api.signIn("Stranger")
             let unknown = try await api.call(
                 .post, Self.path(club, "settlements"), as: ada,

@@ -231,28 +231,40 @@ struct LedgerWriter: Sendable {
         }
     }
 
-    /// One who has left can no longer see the ledger, so an edit may lower what the entry lays
-    /// on them or owes them (their net in it: what they paid less their share), down to nothing,
-    /// but not raise it, turn it the other way or move it to another currency; deleting the
-    /// entry remains. (A settlement's payer is owed its amount by its payee.)
+    /// One who has left can no longer see the ledger, so a change to an entry may leave them
+    /// owing less or being owed more in it (their net in it: what they paid less their share),
+    /// never the other way, nor move it to another currency; `edited` nil is the entry deleted.
+    /// A settlement with them stays within what was owed between the two before it, as when it
+    /// was recorded. (A settlement's payer is owed its amount by its payee.)
     private func keepFormerMembers(
         from current: LedgerTransaction,
-        to edited: (payer: UUID, total: Int64, currency: String, splits: [LedgerSplit]),
+        to edited: (payer: UUID, total: Int64, currency: String, splits: [LedgerSplit])?,
         in community: UUID, on connection: PostgresConnection
     ) async throws {
         func net(_ user: UUID, payer: UUID, total: Int64, splits: [LedgerSplit]) -> Int64 {
             (payer == user ? total : 0) - splits.filter { $0.userId == user }.reduce(0) { $0 + $1.amount }
         }
-        let involved = Set([current.paidBy, edited.payer] + (current.splits + edited.splits).map(\.userId))
+        let involved = Set(
+            [current.paidBy] + [edited?.payer].compactMap { $0 }
+                + (current.splits + (edited?.splits ?? [])).map(\.userId))
         let members = try await MemberStore.currentMembers(
             Array(involved), in: community, on: connection, logger: logger)
-        for user in involved.subtracting(members).sorted(by: { $0.uuidString < $1.uuidString }) {
+        let former = involved.subtracting(members).sorted { $0.uuidString < $1.uuidString }
+        for user in former {
             let before = net(user, payer: current.paidBy, total: current.totalAmount, splits: current.splits)
-            let after = net(user, payer: edited.payer, total: edited.total, splits: edited.splits)
-            let shrinks = before >= 0 ? (0...before).contains(after) : (before...0).contains(after)
-            guard shrinks && (after == 0 || edited.currency == current.currency) else {
+            let after = edited.map { net(user, payer: $0.payer, total: $0.total, splits: $0.splits) } ?? 0
+            guard after >= before && (before == 0 || edited == nil || edited?.currency == current.currency) else {
                 throw FinanceErrors.formerMemberShare(user)
             }
+        }
+        if current.type == .settlement, !former.isEmpty, let edited, let payee = current.paidTo,
+            edited.total > current.totalAmount
+        {
+            let owed = try await Self.owed(
+                by: current.paidBy, to: payee, in: current.currency, community: community, on: connection,
+                logger: logger)
+            let limit = max(owed, 0) + current.totalAmount
+            guard edited.total <= limit else { throw FinanceErrors.exceedsDebt(limit) }
         }
     }
 
@@ -268,6 +280,7 @@ struct LedgerWriter: Sendable {
                 if current.type == .settlement {
                     try Self.requireParty(to: (current.paidBy, current.paidTo), in: granted)
                 }
+                try await keepFormerMembers(from: current, to: nil, in: community.id, on: connection)
                 let removed = try await connection.changedRows(
                     """
                     UPDATE transactions SET deleted_at = NOW(), revision = revision + 1, updated_at = NOW()
