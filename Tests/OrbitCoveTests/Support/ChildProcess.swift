@@ -29,7 +29,9 @@ enum ChildProcess {
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: errorFile)
+        let errors = try FileHandle(forWritingTo: errorFile)
+        defer { try? errors.close() }
+        process.standardError = errors
         let (exits, exited) = AsyncStream.makeStream(of: Int32.self)
         process.terminationHandler = {
             exited.yield($0.terminationStatus)
@@ -49,9 +51,9 @@ enum ChildProcess {
         watchdog.cancel()
         let killed = await watchdog.value
         guard status == 0 && !killed else {
-            let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+            let said = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
             let program = executable.path + (killed ? " (killed after \(seconds) s)" : "")
-            throw Failure(program: program, status: status, errors: errors)
+            throw Failure(program: program, status: status, errors: said)
         }
         return data
     }

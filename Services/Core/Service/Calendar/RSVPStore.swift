@@ -38,6 +38,12 @@ struct RSVPStore: Sendable {
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.noLongerAMember {
                 // The answerer left, or was removed, while the answer waited (migration 0059).
                 throw CommunityGate.notFound
+            } catch let error as PSQLError
+                where error.serverInfo?[.sqlState] == "23503" && answer.familyMemberId != nil
+                && error.serverInfo?[.constraintName]?.contains("family_member") == true
+            {
+                // The family member was deleted while the answer waited (migration 0077).
+                throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
             }
         }
     }

@@ -3,8 +3,17 @@ import OrbitCoveInfra
 import OrbitCoveModels
 
 extension CommunitySettings {
-    /// IANA names only: Foundation would also accept abbreviations such as `EST`.
-    static let ianaZones = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC"])
+    /// An IANA zone's Area/Location name (today's or an older alias, such as `Asia/Kolkata` and
+    /// `Asia/Calcutta`), or `UTC`, that Foundation knows. Not an abbreviation such as `EST` or
+    /// `CET`, which Foundation would take but PostgreSQL's `AT TIME ZONE` reads as a fixed offset
+    /// (CET +01:00 all year): community days and quiet hours are computed in SQL as well. (Not
+    /// `TimeZone.knownTimeZoneIdentifiers`, which leaves out zones as current as Asia/Kolkata.)
+    static func isZoneName(_ name: String) -> Bool {
+        guard name.utf8.count <= 64, name == "UTC" || name.contains("/"),
+            !name.split(separator: "/").contains(where: { $0 == ".." || $0 == "." || $0.isEmpty })
+        else { return false }
+        return TimeZone(identifier: name) != nil
+    }
 
     /// Applies a partial settings object (`PATCH`), or validates a full one (create), naming
     /// each bad key as `settings.<key>`.
@@ -42,7 +51,7 @@ extension CommunitySettings {
                     problems[field] = "must list whole days from -30 (before the due date) to 90 (overdue)"
                 }
             case ("duesReminderDays", _): problems[field] = "must be a list of at most 8 days from the due date"
-            case ("timezone", .string(let zone)) where ianaZones.contains(zone):
+            case ("timezone", .string(let zone)) where isZoneName(zone):
                 settings.timezone = zone
             case ("timezone", _): problems[field] = "must be an IANA time zone such as Europe/Berlin"
             case ("searchLanguage", .string(let language)) where searchLanguages.contains(language):

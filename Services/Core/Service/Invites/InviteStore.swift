@@ -152,11 +152,16 @@ struct InviteStore: Sendable {
     func redeem(_ code: String, expectedCommunity: UUID?, by userId: UUID, request: RequestFacts) async throws -> Joined
     {
         try await writes.change(in: nil, by: userId, request: request, scope: .system) { change, connection in
-            // Run as the system, so the entry's check of the account (migration 0076) is made here.
-            let gone = try await connection.query(
-                "SELECT 1 FROM users WHERE id = \(userId) AND deleted_at IS NOT NULL", logger: logger
-            ).collect()
-            if !gone.isEmpty { throw APIError.accountDeleted }
+            // Run as the system, so the entry's check of the account (migration 0076) is made
+            // here, holding the row: the retention job that deletes the account skips it until
+            // this commits, and then finds the membership to end.
+            var live = false
+            for try await alive in try await connection.query(
+                "SELECT deleted_at IS NULL FROM users WHERE id = \(userId) FOR SHARE", logger: logger
+            ).decode(Bool.self) {
+                live = alive
+            }
+            guard live else { throw APIError.accountDeleted }
             let invite = try await find(code, on: connection, lock: true)
             if let expectedCommunity, expectedCommunity != invite.communityId { throw Self.notFound }
             change.community = invite.communityId

@@ -147,10 +147,10 @@ struct NotificationPreferencesRoutes {
             times[key] = text
         }
         var zone: String?
-        // The names a community's time zone may have (which leaves out CET and its like: below),
+        // The names a community's time zone may have (no abbreviation, so not CET and its like),
         // and that PostgreSQL knows, as the quiet hours' check runs there.
-        if case .string(let text) = fields["timeZone"], CommunitySettings.ianaZones.contains(text),
-            !Self.fixedInPostgreSQL.contains(text.uppercased()), try await store.knowsZone(text, asking: userId)
+        if case .string(let text) = fields["timeZone"], CommunitySettings.isZoneName(text),
+            try await store.knowsZone(text, asking: userId)
         {
             zone = text
         } else {
@@ -180,12 +180,6 @@ struct NotificationPreferencesRoutes {
         guard let start = times["start"], let end = times["end"], let zone else { return nil }
         return QuietHours(start: start, end: end, timeZone: zone, breakThrough: breakThrough)
     }
-
-    /// IANA zones that keep summer time but that PostgreSQL's `AT TIME ZONE` reads first as
-    /// the fixed abbreviations of the same name (`CET` as +01:00 all year), which the quiet
-    /// hours' check runs: refused, as the community settings refuse them, for a region name
-    /// (Europe/Paris for CET).
-    static let fixedInPostgreSQL: Set<String> = ["CET", "EET", "MET", "WET"]
 
     static func isClockTime(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
