@@ -124,7 +124,11 @@ import Testing
                 )
                 #expect(made.status == .created, "\(zone): \(made.fieldErrors)")
             }
-            for zone in ["CET", "GMT", "EST5EDT", "Mars/Olympus", "Europe/../Berlin"] {
+            // ... and not one Foundation knows and PostgreSQL does not, whose days SQL would
+            // count in UTC (a review's: ICU keeps the SystemV zones tzdata dropped).
+            for zone in [
+                "CET", "GMT", "EST5EDT", "Mars/Olympus", "Europe/../Berlin", "Europe//Berlin", "SystemV/EST5EDT",
+            ] {
                 let refused = try await api.call(
                     .post, "/api/v1/communities", as: cleo, json: #"{"name":"Zone","settings":{"timezone":"\#(zone)"}}"#
                 )

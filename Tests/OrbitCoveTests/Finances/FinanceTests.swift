@@ -212,6 +212,9 @@ import Testing
                     "fewer to share it"
                 ),
                 (#"{"currency":"USD"}"#, "another currency"),
+                // His debt is to Ada: another payer would make it someone else's, behind his back
+                // (a review's), and Ada could no longer record what he pays her.
+                (#"{"paidBy":"\#(coach.id)"}"#, "another payer"),
             ] {
                 let refused = try await api.call(.patch, path, as: ada, json: json)
                 #expect(refused.status == .conflict && refused.errorCode == "FORMER_MEMBER_SHARE", "\(what)")

@@ -11,7 +11,7 @@ struct CommunityRoutes {
     func register(on router: Router<AppRequestContext>, community: RouterGroup<CommunityRequestContext>) {
         router.post("/api/v1/communities") { request, context in
             let userId = try context.requireUser()
-            let new = try await Self.newCommunity(from: request, context: context)
+            let new = try await Self.newCommunity(from: request, context: context, knowsZone: store.knowsZone)
             let community = try await store.create(new, by: userId, traceparent: context.traceparent)
             return try Response.data(
                 community, status: .created, requestId: context.requestId,
@@ -25,7 +25,8 @@ struct CommunityRoutes {
         community.patch { request, context in
             let granted = try context.member(.editSettings)
             let changes = try await Self.changes(
-                from: request, context: context, current: granted.record, publicURL: publicURL)
+                from: request, context: context, current: granted.record, publicURL: publicURL,
+                knowsZone: store.knowsZone)
             let community = try await store.update(granted, with: changes, request: RequestFacts(request, context))
             return try Response.data(community, requestId: context.requestId)
         }
@@ -49,8 +50,19 @@ struct CommunityRoutes {
         }
     }
 
+    /// A zone PostgreSQL does not know, as `settings.timezone`'s problem (community days are
+    /// counted in SQL too).
+    private static func checkZone(
+        _ settings: [String: JSONValue]?, problems: inout [String: String], knowsZone: (String) async throws -> Bool
+    ) async throws {
+        guard problems["settings.timezone"] == nil, case .string(let zone)? = settings?["timezone"] else { return }
+        if try await !knowsZone(zone) {
+            problems["settings.timezone"] = "must be an IANA time zone such as Europe/Berlin"
+        }
+    }
+
     static func newCommunity(
-        from request: Request, context: AppRequestContext
+        from request: Request, context: AppRequestContext, knowsZone: (String) async throws -> Bool
     ) async throws
         -> CommunityStore.NewCommunity
     {
@@ -61,12 +73,14 @@ struct CommunityRoutes {
         let iconUrl = reader.url("iconUrl")
         let settings = CommunitySettings.merging(
             reader.object("settings") ?? [:], into: .default, problems: &reader.problems)
+        try await checkZone(reader.object("settings"), problems: &reader.problems, knowsZone: knowsZone)
         try reader.check()
         return .init(name: name.value ?? "", description: description.value, iconUrl: iconUrl.value, settings: settings)
     }
 
     static func changes(
-        from request: Request, context: CommunityRequestContext, current: CommunityRecord, publicURL: String
+        from request: Request, context: CommunityRequestContext, current: CommunityRecord, publicURL: String,
+        knowsZone: (String) async throws -> Bool
     ) async throws
         -> CommunityStore.Changes
     {
@@ -78,6 +92,7 @@ struct CommunityRoutes {
         changes.icon = reader.picture(url: "iconUrl", media: "iconMediaId", publicURL: publicURL)
         if let patch = reader.object("settings") {
             let merged = CommunitySettings.merging(patch, into: current.settings, problems: &reader.problems)
+            try await checkZone(patch, problems: &reader.problems, knowsZone: knowsZone)
             let encoded = try JSONCoding.decoder.decode(
                 [String: JSONValue].self, from: try JSONCoding.encoder.encode(merged))
             changes.settingsPatch = encoded.filter { patch[$0.key] != nil }

@@ -233,7 +233,8 @@ struct LedgerWriter: Sendable {
 
     /// One who has left can no longer see the ledger, so a change to an entry may leave them
     /// owing less or being owed more in it (their net in it: what they paid less their share),
-    /// never the other way, nor move it to another currency; `edited` nil is the entry deleted.
+    /// never the other way, nor move it to another currency or payer; `edited` nil is the entry
+    /// deleted.
     /// A settlement with them stays within what was owed between the two before it, as when it
     /// was recorded. (A settlement's payer is owed its amount by its payee.)
     private func keepFormerMembers(
@@ -253,9 +254,10 @@ struct LedgerWriter: Sendable {
         for user in former {
             let before = net(user, payer: current.paidBy, total: current.totalAmount, splits: current.splits)
             let after = edited.map { net(user, payer: $0.payer, total: $0.total, splits: $0.splits) } ?? 0
-            guard after >= before && (before == 0 || edited == nil || edited?.currency == current.currency) else {
-                throw FinanceErrors.formerMemberShare(user)
-            }
+            // Nor to whom: another payer would make what they owe someone else's.
+            let moved =
+                before != 0 && edited.map { $0.currency != current.currency || $0.payer != current.paidBy } == true
+            guard after >= before && !moved else { throw FinanceErrors.formerMemberShare(user) }
         }
         if current.type == .settlement, !former.isEmpty, let edited, let payee = current.paidTo,
             edited.total > current.totalAmount

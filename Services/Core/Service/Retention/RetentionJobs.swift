@@ -83,7 +83,7 @@ struct RetentionJobs: Service {
                 """
                 SELECT display_name FROM users WHERE id = \(userId) AND deleted_at IS NULL
                   AND deletion_requested_at < NOW() - \(Retention.accountGrace)::interval
-                FOR UPDATE SKIP LOCKED
+                FOR NO KEY UPDATE SKIP LOCKED
                 """, logger: logger)
             var displayName: String?
             for try await name in due.decode(String.self) { displayName = name }
