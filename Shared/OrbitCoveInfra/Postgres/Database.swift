@@ -346,6 +346,13 @@ package struct Database: Sendable {
         }
     }
 
+    /// Whether PostgreSQL knows the time zone `name` (`pg_timezone_names`): a zone a community
+    /// or quiet hours use is read in SQL too, and ICU keeps zones tzdata dropped.
+    package func knowsZone(_ name: String) async throws -> Bool {
+        try await systemQuery("SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = \(name))").first?
+            .decode(Bool.self) ?? false
+    }
+
     /// A cheap round trip for readiness checks.
     package func ping() async throws {
         try await query("SELECT 1")

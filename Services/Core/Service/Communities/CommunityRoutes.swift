@@ -11,7 +11,7 @@ struct CommunityRoutes {
     func register(on router: Router<AppRequestContext>, community: RouterGroup<CommunityRequestContext>) {
         router.post("/api/v1/communities") { request, context in
             let userId = try context.requireUser()
-            let new = try await Self.newCommunity(from: request, context: context, knowsZone: store.knowsZone)
+            let new = try await Self.newCommunity(from: request, context: context, knowsZone: store.database.knowsZone)
             let community = try await store.create(new, by: userId, traceparent: context.traceparent)
             return try Response.data(
                 community, status: .created, requestId: context.requestId,
@@ -26,7 +26,7 @@ struct CommunityRoutes {
             let granted = try context.member(.editSettings)
             let changes = try await Self.changes(
                 from: request, context: context, current: granted.record, publicURL: publicURL,
-                knowsZone: store.knowsZone)
+                knowsZone: store.database.knowsZone)
             let community = try await store.update(granted, with: changes, request: RequestFacts(request, context))
             return try Response.data(community, requestId: context.requestId)
         }

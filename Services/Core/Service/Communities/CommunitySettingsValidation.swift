@@ -8,7 +8,7 @@ extension CommunitySettings {
     /// `CET`, which Foundation would take but PostgreSQL's `AT TIME ZONE` reads as a fixed offset
     /// (CET +01:00 all year): community days and quiet hours are computed in SQL as well. (Not
     /// `TimeZone.knownTimeZoneIdentifiers`, which leaves out zones as current as Asia/Kolkata.)
-    /// PostgreSQL must know it too (``CommunityStore/knowsZone(_:)``): ICU keeps zones tzdata
+    /// PostgreSQL must know it too (`Database.knowsZone`): ICU keeps zones tzdata
     /// dropped (the SystemV ones).
     static func isZoneName(_ name: String) -> Bool {
         guard name.utf8.count <= 64, name == "UTC" || name.contains("/"),

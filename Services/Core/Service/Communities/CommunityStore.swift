@@ -11,13 +11,6 @@ package struct CommunityStore: Sendable {
     let writes: CommunityWrites
     let logger: Logger
 
-    /// Whether PostgreSQL knows the zone `name` (`pg_timezone_names`).
-    func knowsZone(_ name: String) async throws -> Bool {
-        let rows = try await database.systemQuery(
-            "SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = \(name))")
-        return try rows.first?.decode(Bool.self) ?? false
-    }
-
     package init(database: Database, writes: CommunityWrites, logger: Logger) {
         self.database = database
         self.writes = writes

@@ -20,7 +20,7 @@ enum FinanceErrors {
     static func formerMemberShare(_ user: UUID) -> APIError {
         APIError(
             .conflict, code: "FORMER_MEMBER_SHARE",
-            message: "What this entry lays on a member who has left, or owes them, may shrink but not grow",
+            message: "A member who has left may come to owe less or be owed more by this entry, never the other way",
             details: ["userId": .string(user.lowercasedString)])
     }
     static let ledgerFull = APIError(

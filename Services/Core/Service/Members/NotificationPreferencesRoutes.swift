@@ -150,7 +150,7 @@ struct NotificationPreferencesRoutes {
         // The names a community's time zone may have (no abbreviation, so not CET and its like),
         // and that PostgreSQL knows, as the quiet hours' check runs there.
         if case .string(let text) = fields["timeZone"], CommunitySettings.isZoneName(text),
-            try await store.knowsZone(text, asking: userId)
+            try await store.database.knowsZone(text)
         {
             zone = text
         } else {

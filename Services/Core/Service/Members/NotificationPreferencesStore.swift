@@ -60,17 +60,6 @@ struct NotificationPreferencesStore: Sendable {
         }
     }
 
-    /// Whether PostgreSQL knows `zone` by name (history is written there, in the member's
-    /// zone); POSIX-style zones such as `UTC+3`, whose sign reads backwards, are not names.
-    func knowsZone(_ zone: String, asking userId: UUID) async throws -> Bool {
-        try await database.transaction(userId: userId) { connection in
-            let rows = try await connection.query(
-                "SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = \(zone))", logger: logger)
-            for try await known in rows.decode(Bool.self) { return known }
-            return false
-        }
-    }
-
     private static func read(
         _ userId: UUID, _ communityId: UUID, lock: Bool, on connection: PostgresConnection, logger: Logger
     ) async throws -> NotificationPreferences {
