@@ -191,11 +191,11 @@ import Testing
         }
     }
 
-    /// Ben left owing his share of a bus ride: he can no longer see the ledger, so what an entry
-    /// lays on him (or owes him) may shrink but not grow, and what he owes is settled for no
-    /// more than it is (a hostile probe's: a total raised after he left, or a settlement's
+    /// Ben left owing his share of a bus ride: he can no longer see the ledger, so a change may
+    /// leave him owing less or owed more, never the other way, and what he owes is settled for
+    /// no more than it is (a hostile probe's: a total raised after he left, or a settlement's
     /// amount, laid any debt on him unseen).
-    @Test func whatAnEntryLaysOnOneWhoLeftMayShrinkButNotGrow() async throws {
+    @Test func oneWhoLeftMayComeToOweLessButNeverMore() async throws {
         try await CoreHarness.run { api in
             let (coach, ada, ben) = (
                 try await api.signIn("Coach"), try await api.signIn("Ada"), try await api.signIn("Ben")
