@@ -11,7 +11,8 @@
 #   window:  wrk through nginx on 127.0.0.1:8080 as one member, GET …/events for six weeks
 #            (token verification, rate limiting, membership from Redis, RLS on, series expanded
 #            in Berlin time, every instance with the caller's answers and its counts);
-#   pgbench: the two statements that read runs (the events' versions; each instance's counts with the
+#   pgbench: the two statements that read runs (the digest of the events' versions, the kept
+#            window's, so no row comes with it; each instance's counts with the
 #            member's own answers, one record a row), in one transaction entered as the member (app_enter_as_user,
 #            as Database.transaction(userId:) does), planned
 #            on every run as the service's PostgresNIO runs them (pgbench -M extended; with
@@ -55,10 +56,11 @@ TOKEN=$(curl -s -X POST -H 'content-type: application/json' -H 'x-real-ip: 10.78
     python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["accessToken"])')
 REACH=$(date -u -d "$FROM - 32 days" +%FT%TZ)
 
-# EventStore.window's two statements, as Database.transaction(userId:) runs them once every row
-# is known (KnownEvents): the candidate rows' versions, then the answers. (A row the service has
-# not seen in that version is then read whole by id: the first read after a change.)
-COLUMNS="e.id, e.sequence, e.updated_at"
+# EventStore.window's two statements, as Database.transaction(userId:) runs them once a window of
+# these rows is kept (KnownWindows): the digest of the candidate rows' versions, which is the
+# kept window's, so no row comes with it; then the answers. (When the digest is not the kept
+# window's, the same statement returns every candidate's version, and the rows not seen in that
+# version are then read whole by id: the first read after a change.)
 EVENTS_WHERE="e.community_id = :community AND e.deleted_at IS NULL
       AND CASE
           WHEN e.recurrence_parent_id IS NOT NULL THEN (e.starts_at >= :reach AND e.starts_at < :to)
@@ -67,6 +69,20 @@ EVENTS_WHERE="e.community_id = :community AND e.deleted_at IS NULL
               AND (e.recurrence_end IS NULL OR e.recurrence_end >= :reach)
           ELSE e.starts_at >= :reach AND e.starts_at < :to AND (e.starts_at >= :from OR e.ends_at > :from)
       END"
+VERSIONS="WITH candidates AS (
+    SELECT e.id, e.sequence, e.updated_at FROM events e
+    WHERE $EVENTS_WHERE
+), versions AS (
+    SELECT sha256(convert_to(coalesce(string_agg(
+        c.id::text || ' ' || c.sequence || ' ' || extract(epoch FROM c.updated_at), ','
+        ORDER BY c.id), ''), 'UTF8')) AS digest
+    FROM candidates c
+)"
+DIGEST=$(owner_psql -v community="'$COMMUNITY'" -v from="'$FROM'" -v to="'$TO'" -v reach="'$REACH'" <<SQL
+$VERSIONS
+SELECT v.digest FROM versions v;
+SQL
+)
 # The answers statement binds the ids the first one found (series and single events), and the
 # earliest instance start the window can show: each series' instances from as long before the
 # window as they last, and a day more (EventRecord.instanceReach); overrides where their
@@ -88,8 +104,9 @@ SQL
 cat >"$work/window.sql" <<SQL
 BEGIN;
 SELECT app_enter_as_user(:user_id);
-SELECT $COLUMNS FROM events e
-WHERE $EVENTS_WHERE;
+$VERSIONS
+SELECT c.id, c.sequence, c.updated_at, v.digest
+FROM versions v LEFT JOIN candidates c ON v.digest IS DISTINCT FROM :digest::bytea;
 SELECT ROW(c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
            r.status::text, r.family_member_id, r.plus_ones, r.note, r.waitlisted, r.responded_at,
            r.queued_at, r.id)
@@ -135,7 +152,7 @@ results="$work/results"
 window_pgbench() {
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M extended \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
-        -D from="$FROM" -D to="$TO" -D reach="$REACH" -D answers_from="$ANSWERS_FROM" -D ids="$IDS" \
+        -D from="$FROM" -D to="$TO" -D reach="$REACH" -D answers_from="$ANSWERS_FROM" -D ids="$IDS" -D digest="$DIGEST" \
         -f "$work/window.sql" orbitcove 2>/dev/null \
         | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }'
@@ -146,7 +163,7 @@ SQL_BENCH="$(swift build -c release --show-bin-path)/orbitcove-sql-bench"
 window_postgresnio() {
     "$SQL_BENCH" --script "$work/window.sql" \
         --set user_id="$USER_ID" --set community="$COMMUNITY" --set from="$FROM" --set to="$TO" --set reach="$REACH" \
-        --set answers_from="$ANSWERS_FROM" --set ids="$IDS" \
+        --set answers_from="$ANSWERS_FROM" --set ids="$IDS" --set digest="$DIGEST" \
         --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio
 }
 # Each run prints its rate and, on a `cpu=` line, the CPU each part spent per read (measured).

@@ -23,82 +23,111 @@ struct EventStore: Sendable {
             // As far back as an instance can start and still run into the window: the longest
             // event, and the day `EventRecord.instanceReach` adds for a change of clocks.
             let reach = window.lowerBound.addingTimeInterval(-EventInput.longest - 86_400)
-            var rows = try await candidates(in: community, window: window, reach: reach, on: connection)
-            // An instance moved into the window from beyond its series' reach (a series that
-            // ended, or starts, outside it) is shown through its series, which the candidates
-            // did not include: read those series by id (rarely any).
-            let series = Set(rows.lazy.filter(\.record.isSeries).map(\.record.id))
-            let absent = Set(rows.lazy.compactMap(\.record.parentId)).subtracting(series)
-            if !absent.isEmpty {
-                rows += try await events.rows(Array(absent), in: community, on: connection, logger: logger)
+            switch try await candidates(
+                in: community, window: window, reach: reach, kept: windows.kept(in: community, over: window),
+                on: connection)
+            {
+            case .kept(let kept):
+                return try kept.rendered.json(
+                    rows: try await Self.answerRows(to: kept.answers, viewer: viewer, on: connection, logger: logger))
+            case .rows(var rows, var digest):
+                // An instance moved into the window from beyond its series' reach (a series that
+                // ended, or starts, outside it) is shown through its series, which the candidates
+                // did not include: read those series by id (rarely any). The digest does not
+                // cover them, so such a window is not kept by it.
+                let series = Set(rows.lazy.filter(\.record.isSeries).map(\.record.id))
+                let absent = Set(rows.lazy.compactMap(\.record.parentId)).subtracting(series)
+                if !absent.isEmpty {
+                    rows += try await events.rows(Array(absent), in: community, on: connection, logger: logger)
+                    digest = nil
+                }
+                let answers = AnswerReach(rows, window: window)
+                let rendered = try windows.rendered(
+                    of: rows, digest: digest, answers: answers, in: community, over: window
+                ) {
+                    RenderedWindow(
+                        try EventWindow(window: window, limit: EventWindow.tooBusy, expansions: expansions)
+                            .instances(of: rows),
+                        limit: EventWindow.tooBusy)
+                }
+                return try rendered.json(
+                    rows: try await Self.answerRows(to: answers, viewer: viewer, on: connection, logger: logger))
             }
-            // The answers to every instance the window can show: a series' from as long before
-            // the window as its instances last (``EventWindow``'s expansion), an override's where
-            // its instance was (moved into the window from far away, keyed far away).
-            let moved = rows.compactMap(\.record.recurrenceId)
-            let earliest = rows.lazy.filter(\.record.isSeries).map {
-                window.lowerBound.addingTimeInterval(-$0.record.instanceReach)
-            }
-            let answers = try await Self.answerRows(
-                to: Array(rows.lazy.filter { !$0.record.isOverride }.map(\.record.id)),
-                from: min(earliest.min() ?? window.lowerBound, moved.min() ?? window.lowerBound),
-                before: max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound),
-                viewer: viewer, on: connection, logger: logger)
-            let rendered = try windows.rendered(of: rows, in: community, over: window) {
-                RenderedWindow(
-                    try EventWindow(window: window, limit: EventWindow.tooBusy, expansions: expansions)
-                        .instances(of: rows),
-                    limit: EventWindow.tooBusy)
-            }
-            return try rendered.json(rows: answers)
         }
+    }
+
+    /// What a window read found: the kept window, its rows unchanged, or the rows themselves
+    /// (with the digest of their versions, nil when they are not all from one statement).
+    private enum Candidates {
+        case kept(KnownWindows.Kept)
+        case rows([KnownEvent], digest: Data?)
     }
 
     /// The rows a window over `window` may show instances of: series that may have instances in
     /// it, single events in it or running into it (from `reach` on), overrides moved into or out
-    /// of it. Their versions are read first, and only the rows not remembered in that version
-    /// (``KnownEvents``) are read whole: an unchanged calendar costs PostgreSQL and the driver
+    /// of it. Their versions are read first, with a digest of them all: when it is the `kept`
+    /// window's, that window's rows are the very rows (``KnownWindows``), and nothing else is
+    /// read. Otherwise only the rows not remembered in their version (``KnownEvents``) are read
+    /// whole: an unchanged calendar costs PostgreSQL and the driver a digest, and a changed one
     /// three columns a row, not twenty-six. A row that changed between the two statements (each
     /// sees the rows as committed when it starts) is read again from the start, so a window is
     /// made of the rows one statement saw; after three tries it is made of what the third try
-    /// read, the known rows as its first statement saw them and the others as its second did.
+    /// read, the known rows as its first statement saw them and the others as its second did,
+    /// and has no digest.
     private func candidates(
-        in community: UUID, window: Range<Date>, reach: Date, on connection: PostgresConnection
-    ) async throws -> [KnownEvent] {
+        in community: UUID, window: Range<Date>, reach: Date, kept: KnownWindows.Kept?,
+        on connection: PostgresConnection
+    ) async throws -> Candidates {
         var tries = 0
         while true {
             tries += 1
             var rows: [KnownEvent] = []
+            var digest: Data?
             var unknown: [UUID: (sequence: Int, updatedAt: Date)] = [:]
+            // The digest is of every candidate's id and version in id order (no row: of an
+            // empty text); its rows come only when it is not the kept window's.
             for try await row in try await connection.query(
                 """
-                SELECT e.id, e.sequence, e.updated_at FROM events e
-                WHERE e.community_id = \(community) AND e.deleted_at IS NULL
-                  AND CASE
-                      -- An override replaces its instance wherever it moved: in the window by
-                      -- either its own start or its instance's original one.
-                      WHEN e.recurrence_parent_id IS NOT NULL THEN
-                          (e.starts_at >= \(reach) AND e.starts_at < \(window.upperBound))
-                          OR (e.recurrence_id >= \(reach) AND e.recurrence_id < \(window.upperBound))
-                      WHEN e.recurrence_rule IS NOT NULL THEN e.starts_at < \(window.upperBound)
-                          AND (e.recurrence_end IS NULL OR e.recurrence_end >= \(reach))
-                      -- A single event in the window, or running into it.
-                      ELSE e.starts_at >= \(reach) AND e.starts_at < \(window.upperBound)
-                          AND (e.starts_at >= \(window.lowerBound) OR e.ends_at > \(window.lowerBound))
-                  END
+                WITH candidates AS (
+                    SELECT e.id, e.sequence, e.updated_at FROM events e
+                    WHERE e.community_id = \(community) AND e.deleted_at IS NULL
+                      AND CASE
+                          -- An override replaces its instance wherever it moved: in the window by
+                          -- either its own start or its instance's original one.
+                          WHEN e.recurrence_parent_id IS NOT NULL THEN
+                              (e.starts_at >= \(reach) AND e.starts_at < \(window.upperBound))
+                              OR (e.recurrence_id >= \(reach) AND e.recurrence_id < \(window.upperBound))
+                          WHEN e.recurrence_rule IS NOT NULL THEN e.starts_at < \(window.upperBound)
+                              AND (e.recurrence_end IS NULL OR e.recurrence_end >= \(reach))
+                          -- A single event in the window, or running into it.
+                          ELSE e.starts_at >= \(reach) AND e.starts_at < \(window.upperBound)
+                              AND (e.starts_at >= \(window.lowerBound) OR e.ends_at > \(window.lowerBound))
+                      END
+                ), versions AS (
+                    SELECT sha256(convert_to(coalesce(string_agg(
+                        c.id::text || ' ' || c.sequence || ' ' || extract(epoch FROM c.updated_at), ','
+                        ORDER BY c.id), ''), 'UTF8')) AS digest
+                    FROM candidates c
+                )
+                SELECT c.id, c.sequence, c.updated_at, v.digest
+                FROM versions v LEFT JOIN candidates c ON v.digest IS DISTINCT FROM \(kept?.digest)::bytea
                 """, logger: logger)
             {
                 var cells = RowReader(row)
-                let (id, sequence, updatedAt): (UUID, Int, Date) = (
+                let (id, sequence, updatedAt): (UUID?, Int?, Date?) = (
                     try cells.next(), try cells.next(), try cells.next()
                 )
+                if digest == nil { digest = try cells.next() as Data }
+                // The kept window's digest, or no candidate at all: a row without one.
+                guard let id, let sequence, let updatedAt else { continue }
                 if let known = events.known.event(id, sequence: sequence, updatedAt: updatedAt) {
                     rows.append(known)
                 } else {
                     unknown[id] = (sequence, updatedAt)
                 }
             }
-            guard !unknown.isEmpty else { return rows }
+            if let kept, digest == kept.digest { return .kept(kept) }
+            guard !unknown.isEmpty else { return .rows(rows, digest: digest) }
             var moved = false
             for event in try await events.rows(Array(unknown.keys), in: community, on: connection, logger: logger) {
                 let seen = unknown.removeValue(forKey: event.record.id)
@@ -107,7 +136,8 @@ struct EventStore: Sendable {
                 }
                 rows.append(event)
             }
-            if (!moved && unknown.isEmpty) || tries == 3 { return rows }
+            if !moved && unknown.isEmpty { return .rows(rows, digest: digest) }
+            if tries == 3 { return .rows(rows, digest: nil) }
         }
     }
 
@@ -155,6 +185,14 @@ struct EventStore: Sendable {
                 to: events, from: from, before: before, viewer: viewer, on: connection, logger: logger))
     }
 
+    /// The answers statement's rows for a window's instances, in no order.
+    static func answerRows(
+        to answers: AnswerReach, viewer: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [AnswerTable.Row] {
+        try await answerRows(
+            to: answers.ids, from: answers.from, before: answers.before, viewer: viewer, on: connection, logger: logger)
+    }
+
     /// The answers statement's rows for ``answers(to:from:before:viewer:on:logger:)``, in no order.
     static func answerRows(
         to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
@@ -199,5 +237,25 @@ struct EventStore: Sendable {
                 })
         }
         return found
+    }
+}
+
+/// What a window's answers statement binds, as its rows decide it: the ids of its series and
+/// single events, and the instance starts it reads, a series' from as long before the window as
+/// its instances last (``EventWindow``'s expansion), an override's where its instance was (moved
+/// into the window from far away, keyed far away).
+struct AnswerReach: Sendable {
+    var ids: [UUID]
+    var from: Date
+    var before: Date
+
+    init(_ rows: [KnownEvent], window: Range<Date>) {
+        let moved = rows.compactMap(\.record.recurrenceId)
+        let earliest = rows.lazy.filter(\.record.isSeries).map {
+            window.lowerBound.addingTimeInterval(-$0.record.instanceReach)
+        }
+        ids = rows.lazy.filter { !$0.record.isOverride }.map(\.record.id)
+        from = min(earliest.min() ?? window.lowerBound, moved.min() ?? window.lowerBound)
+        before = max(window.upperBound, moved.max()?.addingTimeInterval(1) ?? window.upperBound)
     }
 }

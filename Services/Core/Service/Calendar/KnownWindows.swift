@@ -10,6 +10,12 @@ import Synchronization
 /// and the counts, which it reads every time. Whatever the rows, the database decides what a
 /// reader may see, as before: a reader who sees other rows gets a window made of them.
 ///
+/// A window is also kept under the digest of its rows' versions, as the window's versions
+/// statement computes it (``EventStore``): a read that finds the same digest takes the window
+/// without reading the versions themselves, and binds the answers statement as the window's
+/// first read did (``AnswerReach``). A window made from rows its versions statement did not
+/// cover (a series read by id) has no digest, so each read checks its rows again.
+///
 /// Bounded by an estimate of the memory it keeps, `limit` bytes: each window's text and cuts
 /// (``RenderedWindow/size``) and a kilobyte for every row it holds alive (a row's record and what
 /// a window made of it, which ``KnownEvents`` may have let go of since). Past it, windows are
@@ -31,8 +37,17 @@ final class KnownWindows: Sendable {
         /// identity is never another row's.
         var rows: [ObjectIdentifier]
         var held: [KnownEvent]
+        var digest: Data?
+        var answers: AnswerReach
         var rendered: RenderedWindow
         var size: Int
+    }
+
+    /// A kept window a read may take by its rows' digest alone.
+    struct Kept {
+        var digest: Data
+        var answers: AnswerReach
+        var rendered: RenderedWindow
     }
 
     private struct Memory {
@@ -47,16 +62,29 @@ final class KnownWindows: Sendable {
         self.limit = limit
     }
 
+    /// The window kept for `community` over `window`, when it has a digest to be taken by.
+    func kept(in community: UUID, over window: Range<Date>) -> Kept? {
+        guard let known = memory.withLock({ $0.windows[Key(community: community, window: window)] }),
+            let digest = known.digest
+        else { return nil }
+        return Kept(digest: digest, answers: known.answers, rendered: known.rendered)
+    }
+
     /// The window of `community` over `window` made from `rows`: kept, or made by `make` now
-    /// (and kept).
+    /// (and kept, under `digest` when the rows have one, with the answers statement's `answers`).
     func rendered(
-        of rows: [KnownEvent], in community: UUID, over window: Range<Date>, make: () throws -> RenderedWindow
+        of rows: [KnownEvent], digest: Data?, answers: AnswerReach, in community: UUID, over window: Range<Date>,
+        make: () throws -> RenderedWindow
     ) rethrows -> RenderedWindow {
         let key = Key(community: community, window: window)
         let identities = rows.map(ObjectIdentifier.init).sorted()
-        if let known = memory.withLock({ $0.windows[key] }), known.rows == identities { return known.rendered }
-        let rendered = try make()
-        let known = Known(rows: identities, held: rows, rendered: rendered, size: rendered.size + rows.count * 1_024)
+        let kept = memory.withLock { $0.windows[key] }
+        if let kept, kept.rows == identities, kept.digest == digest { return kept.rendered }
+        // The same rows under another digest (or none): the same window, kept under this one.
+        let rendered = try kept.flatMap { $0.rows == identities ? $0.rendered : nil } ?? make()
+        let known = Known(
+            rows: identities, held: rows, digest: digest, answers: answers, rendered: rendered,
+            size: rendered.size + rows.count * 1_024 + answers.ids.count * MemoryLayout<UUID>.stride)
         memory.withLock { memory in
             if let old = memory.windows.removeValue(forKey: key) { memory.size -= old.size }
             guard known.size <= limit else { return }
