@@ -73,14 +73,13 @@ VERSIONS="WITH candidates AS (
     SELECT e.id, e.sequence, e.updated_at FROM events e
     WHERE $EVENTS_WHERE
 ), versions AS (
-    SELECT sha256(convert_to(coalesce(string_agg(
-        c.id::text || ' ' || c.sequence || ' ' || extract(epoch FROM c.updated_at), ','
-        ORDER BY c.id), ''), 'UTF8')) AS digest
+    SELECT count(*) AS rows, coalesce(bit_xor(uuid_hash_extended(c.id, c.sequence)), 0) AS hash
     FROM candidates c
 )"
-DIGEST=$(owner_psql -v community="'$COMMUNITY'" -v from="'$FROM'" -v to="'$TO'" -v reach="'$REACH'" <<SQL
+IFS='|' read -r DIGEST_ROWS DIGEST_HASH < <(owner_psql -F '|' -v community="'$COMMUNITY'" -v from="'$FROM'" \
+    -v to="'$TO'" -v reach="'$REACH'" <<SQL
 $VERSIONS
-SELECT v.digest FROM versions v;
+SELECT v.rows, v.hash FROM versions v;
 SQL
 )
 # The answers statement binds the ids the first one found (series and single events), and the
@@ -105,8 +104,9 @@ cat >"$work/window.sql" <<SQL
 BEGIN;
 SELECT app_enter_as_user(:user_id);
 $VERSIONS
-SELECT c.id, c.sequence, c.updated_at, v.digest
-FROM versions v LEFT JOIN candidates c ON v.digest IS DISTINCT FROM :digest::bytea;
+SELECT c.id, c.sequence, c.updated_at, v.rows, v.hash
+FROM versions v LEFT JOIN candidates c
+    ON (v.rows, v.hash) IS DISTINCT FROM (:digest_rows::bigint, :digest_hash::bigint);
 SELECT ROW(c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,
            r.status::text, r.family_member_id, r.plus_ones, r.note, r.waitlisted, r.responded_at,
            r.queued_at, r.id)
@@ -152,7 +152,8 @@ results="$work/results"
 window_pgbench() {
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M extended \
         -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -D user_id="$USER_ID" -D community="$COMMUNITY" \
-        -D from="$FROM" -D to="$TO" -D reach="$REACH" -D answers_from="$ANSWERS_FROM" -D ids="$IDS" -D digest="$DIGEST" \
+        -D from="$FROM" -D to="$TO" -D reach="$REACH" -D answers_from="$ANSWERS_FROM" -D ids="$IDS" \
+        -D digest_rows="$DIGEST_ROWS" -D digest_hash="$DIGEST_HASH" \
         -f "$work/window.sql" orbitcove 2>/dev/null \
         | awk '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=pgbench requests_per_s=%.1f errors=%d\n", tps, failed }'
@@ -163,7 +164,8 @@ SQL_BENCH="$(swift build -c release --show-bin-path)/orbitcove-sql-bench"
 window_postgresnio() {
     "$SQL_BENCH" --script "$work/window.sql" \
         --set user_id="$USER_ID" --set community="$COMMUNITY" --set from="$FROM" --set to="$TO" --set reach="$REACH" \
-        --set answers_from="$ANSWERS_FROM" --set ids="$IDS" --set digest="$DIGEST" \
+        --set answers_from="$ANSWERS_FROM" --set ids="$IDS" \
+        --set digest_rows="$DIGEST_ROWS" --set digest_hash="$DIGEST_HASH" \
         --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio
 }
 # Each run prints its rate and, on a `cpu=` line, the CPU each part spent per read (measured).

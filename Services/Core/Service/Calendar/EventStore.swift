@@ -60,7 +60,7 @@ struct EventStore: Sendable {
     /// (with the digest of their versions, nil when they are not all from one statement).
     private enum Candidates {
         case kept(KnownWindows.Kept)
-        case rows([KnownEvent], digest: Data?)
+        case rows([KnownEvent], digest: VersionsDigest?)
     }
 
     /// The rows a window over `window` may show instances of: series that may have instances in
@@ -82,10 +82,10 @@ struct EventStore: Sendable {
         while true {
             tries += 1
             var rows: [KnownEvent] = []
-            var digest: Data?
+            var digest: VersionsDigest?
             var unknown: [UUID: (sequence: Int, updatedAt: Date)] = [:]
-            // The digest is of every candidate's id and version in id order (no row: of an
-            // empty text); its rows come only when it is not the kept window's.
+            // The digest is of every candidate's version (``VersionsDigest``); its rows come
+            // only when it is not the kept window's.
             for try await row in try await connection.query(
                 """
                 WITH candidates AS (
@@ -104,20 +104,19 @@ struct EventStore: Sendable {
                               AND (e.starts_at >= \(window.lowerBound) OR e.ends_at > \(window.lowerBound))
                       END
                 ), versions AS (
-                    SELECT sha256(convert_to(coalesce(string_agg(
-                        c.id::text || ' ' || c.sequence || ' ' || extract(epoch FROM c.updated_at), ','
-                        ORDER BY c.id), ''), 'UTF8')) AS digest
+                    SELECT count(*) AS rows, coalesce(bit_xor(uuid_hash_extended(c.id, c.sequence)), 0) AS hash
                     FROM candidates c
                 )
-                SELECT c.id, c.sequence, c.updated_at, v.digest
-                FROM versions v LEFT JOIN candidates c ON v.digest IS DISTINCT FROM \(kept?.digest)::bytea
+                SELECT c.id, c.sequence, c.updated_at, v.rows, v.hash
+                FROM versions v LEFT JOIN candidates c
+                    ON (v.rows, v.hash) IS DISTINCT FROM (\(kept?.digest.rows)::bigint, \(kept?.digest.hash)::bigint)
                 """, logger: logger)
             {
                 var cells = RowReader(row)
                 let (id, sequence, updatedAt): (UUID?, Int?, Date?) = (
                     try cells.next(), try cells.next(), try cells.next()
                 )
-                if digest == nil { digest = try cells.next() as Data }
+                if digest == nil { digest = VersionsDigest(rows: try cells.next(), hash: try cells.next()) }
                 // The kept window's digest, or no candidate at all: a row without one.
                 guard let id, let sequence, let updatedAt else { continue }
                 if let known = events.known.event(id, sequence: sequence, updatedAt: updatedAt) {

@@ -10,8 +10,9 @@ import Synchronization
 /// and the counts, which it reads every time. Whatever the rows, the database decides what a
 /// reader may see, as before: a reader who sees other rows gets a window made of them.
 ///
-/// A window is also kept under the digest of its rows' versions, as the window's versions
-/// statement computes it (``EventStore``): a read that finds the same digest takes the window
+/// A window is also kept under the digest of its rows' versions (``VersionsDigest``), as the
+/// window's versions statement computes it (``EventStore``): a read that finds the same digest
+/// takes the window
 /// without reading the versions themselves, and binds the answers statement as the window's
 /// first read did (``AnswerReach``). A window made from rows its versions statement did not
 /// cover (a series read by id) has no digest, so each read checks its rows again.
@@ -37,7 +38,7 @@ final class KnownWindows: Sendable {
         /// identity is never another row's.
         var rows: [ObjectIdentifier]
         var held: [KnownEvent]
-        var digest: Data?
+        var digest: VersionsDigest?
         var answers: AnswerReach
         var rendered: RenderedWindow
         var size: Int
@@ -45,7 +46,7 @@ final class KnownWindows: Sendable {
 
     /// A kept window a read may take by its rows' digest alone.
     struct Kept {
-        var digest: Data
+        var digest: VersionsDigest
         var answers: AnswerReach
         var rendered: RenderedWindow
     }
@@ -73,7 +74,8 @@ final class KnownWindows: Sendable {
     /// The window of `community` over `window` made from `rows`: kept, or made by `make` now
     /// (and kept, under `digest` when the rows have one, with the answers statement's `answers`).
     func rendered(
-        of rows: [KnownEvent], digest: Data?, answers: AnswerReach, in community: UUID, over window: Range<Date>,
+        of rows: [KnownEvent], digest: VersionsDigest?, answers: AnswerReach, in community: UUID,
+        over window: Range<Date>,
         make: () throws -> RenderedWindow
     ) rethrows -> RenderedWindow {
         let key = Key(community: community, window: window)
@@ -97,4 +99,14 @@ final class KnownWindows: Sendable {
         }
         return rendered
     }
+}
+
+/// What PostgreSQL says of a set of event rows' versions: how many rows, and the exclusive or of
+/// a 64-bit hash of each row's id and `sequence` (`uuid_hash_extended(id, sequence)`). The
+/// `events_version` trigger raises `sequence` on every change, so a row changed, added or gone
+/// changes the digest (but for a chance of one in 2^64). Cheaper for PostgreSQL than sending the
+/// rows; a SHA-256 of their text cost it more than sending them (BENCHMARKS.md).
+struct VersionsDigest: Hashable, Sendable {
+    var rows: Int
+    var hash: Int
 }
