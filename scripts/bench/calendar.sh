@@ -73,7 +73,8 @@ VERSIONS="WITH candidates AS (
     SELECT e.id, e.sequence, e.updated_at FROM events e
     WHERE $EVENTS_WHERE
 ), versions AS (
-    SELECT count(*) AS rows, coalesce(bit_xor(uuid_hash_extended(c.id, c.sequence)), 0) AS hash
+    SELECT count(*) AS rows, coalesce(bit_xor(uuid_hash_extended(
+        c.id, timestamp_hash_extended(c.updated_at AT TIME ZONE 'UTC', c.sequence))), 0) AS hash
     FROM candidates c
 )"
 IFS='|' read -r DIGEST_ROWS DIGEST_HASH < <(owner_psql -F '|' -v community="'$COMMUNITY'" -v from="'$FROM'" \
@@ -104,7 +105,7 @@ cat >"$work/window.sql" <<SQL
 BEGIN;
 SELECT app_enter_as_user(:user_id);
 $VERSIONS
-SELECT c.id, c.sequence, c.updated_at, v.rows, v.hash
+SELECT v.rows, v.hash, c.id, c.sequence, c.updated_at
 FROM versions v LEFT JOIN candidates c
     ON (v.rows, v.hash) IS DISTINCT FROM (:digest_rows::bigint, :digest_hash::bigint);
 SELECT ROW(c.event_id, c.recurrence_id, c.going, c.seats, c.maybe, c.declined, c.waitlisted,

@@ -40,7 +40,6 @@ package struct RowReader {
     package mutating func next() throws -> [UUID] { try cell().decode([UUID].self) }
     package mutating func next() throws -> [Int] { try cell().decode([Int].self) }
     package mutating func next() throws -> Int64 { try cell().decode(Int64.self) }
-    package mutating func next() throws -> Data { try cell().decode(Data.self) }
 
     private mutating func cell() throws -> PostgresCell {
         guard let cell = cells.next() else { throw RowReaderError.tooFewColumns }

@@ -7,8 +7,12 @@ import PostgresNIO
 /// The `events` table for the stores and the editor: rows found by id, a series' overrides and
 /// instances, and rows written. Every row read is decoded through `known`, so an unchanged row
 /// is decoded once.
-struct EventRows: Sendable {
+package struct EventRows: Sendable {
     let known: KnownEvents
+
+    package init(known: KnownEvents) {
+        self.known = known
+    }
 
     func decode(_ row: PostgresRow) throws -> EventRecord {
         try EventRecord(row, known: known)

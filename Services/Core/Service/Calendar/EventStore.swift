@@ -6,19 +6,29 @@ import PostgresNIO
 
 /// Reading the calendar: a window of instances, one event or instance, and the answers to
 /// them. Everything runs as the caller, under row-level security.
-struct EventStore: Sendable {
+package struct EventStore: Sendable {
     let database: Database
     let events: EventRows
     let expansions: KnownExpansions
     let windows: KnownWindows
     let logger: Logger
 
+    package init(
+        database: Database, events: EventRows, expansions: KnownExpansions, windows: KnownWindows, logger: Logger
+    ) {
+        self.database = database
+        self.events = events
+        self.expansions = expansions
+        self.windows = windows
+        self.logger = logger
+    }
+
     /// The longest window a read may ask for.
     static let longestWindow: TimeInterval = 400 * 86_400
 
     /// Every instance overlapping `window` the caller is shown, with their answers and each
     /// one's counts, as JSON.
-    func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> RawJSON {
+    package func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> RawJSON {
         try await database.transaction(userId: viewer) { connection in
             // As far back as an instance can start and still run into the window: the longest
             // event, and the day `EventRecord.instanceReach` adds for a change of clocks.
@@ -28,6 +38,7 @@ struct EventStore: Sendable {
                 on: connection)
             {
             case .kept(let kept):
+                windows.taken()
                 return try kept.rendered.json(
                     rows: try await Self.answerRows(to: kept.answers, viewer: viewer, on: connection, logger: logger))
             case .rows(var rows, var digest):
@@ -69,7 +80,7 @@ struct EventStore: Sendable {
     /// window's, that window's rows are the very rows (``KnownWindows``), and nothing else is
     /// read. Otherwise only the rows not remembered in their version (``KnownEvents``) are read
     /// whole: an unchanged calendar costs PostgreSQL and the driver a digest, and a changed one
-    /// three columns a row, not twenty-six. A row that changed between the two statements (each
+    /// five columns a row, not twenty-six. A row that changed between the two statements (each
     /// sees the rows as committed when it starts) is read again from the start, so a window is
     /// made of the rows one statement saw; after three tries it is made of what the third try
     /// read, the known rows as its first statement saw them and the others as its second did,
@@ -104,21 +115,20 @@ struct EventStore: Sendable {
                               AND (e.starts_at >= \(window.lowerBound) OR e.ends_at > \(window.lowerBound))
                       END
                 ), versions AS (
-                    SELECT count(*) AS rows, coalesce(bit_xor(uuid_hash_extended(c.id, c.sequence)), 0) AS hash
+                    SELECT count(*) AS rows, coalesce(bit_xor(uuid_hash_extended(
+                        c.id, timestamp_hash_extended(c.updated_at AT TIME ZONE 'UTC', c.sequence))), 0) AS hash
                     FROM candidates c
                 )
-                SELECT c.id, c.sequence, c.updated_at, v.rows, v.hash
+                SELECT v.rows, v.hash, c.id, c.sequence, c.updated_at
                 FROM versions v LEFT JOIN candidates c
                     ON (v.rows, v.hash) IS DISTINCT FROM (\(kept?.digest.rows)::bigint, \(kept?.digest.hash)::bigint)
                 """, logger: logger)
             {
                 var cells = RowReader(row)
-                let (id, sequence, updatedAt): (UUID?, Int?, Date?) = (
-                    try cells.next(), try cells.next(), try cells.next()
-                )
-                if digest == nil { digest = VersionsDigest(rows: try cells.next(), hash: try cells.next()) }
-                // The kept window's digest, or no candidate at all: a row without one.
-                guard let id, let sequence, let updatedAt else { continue }
+                digest = VersionsDigest(rows: try cells.next("rows"), hash: try cells.next("hash"))
+                // The kept window's digest, or no candidate at all: the digest alone.
+                guard let id: UUID = try cells.next("id") else { continue }
+                let (sequence, updatedAt): (Int, Date) = (try cells.next("sequence"), try cells.next("updated_at"))
                 if let known = events.known.event(id, sequence: sequence, updatedAt: updatedAt) {
                     rows.append(known)
                 } else {

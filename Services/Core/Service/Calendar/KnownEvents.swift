@@ -19,14 +19,14 @@ import Synchronization
 ///
 /// The application owns one (``CoreApplication`` makes it and hands it to ``EventRows``), so
 /// each test server starts with an empty one.
-final class KnownEvents: Sendable {
+package final class KnownEvents: Sendable {
     /// How many rows the core service remembers.
     static let serviceLimit = 50_000
 
     private let limit: Int
     private let events = Mutex<[UUID: KnownEvent]>([:])
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 

@@ -24,7 +24,7 @@ import Synchronization
 /// and weeks; a client asking for ever-new spans (`from=now`) only pushes out the others. The
 /// application owns one (``CoreApplication`` hands it to ``EventStore``), so each test server
 /// starts with an empty one.
-final class KnownWindows: Sendable {
+package final class KnownWindows: Sendable {
     /// What the core service keeps: 64 MiB, some forty windows of the benchmark's busy month.
     static let serviceLimit = 64 << 20
 
@@ -58,9 +58,18 @@ final class KnownWindows: Sendable {
 
     private let limit: Int
     private let memory = Mutex(Memory())
+    private let hits = Atomic(0)
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
+    }
+
+    /// How many reads took a kept window by its digest alone, since this one was made.
+    package var takenByDigest: Int { hits.load(ordering: .relaxed) }
+
+    /// Counts a read that took a kept window by its digest alone.
+    func taken() {
+        hits.add(1, ordering: .relaxed)
     }
 
     /// The window kept for `community` over `window`, when it has a digest to be taken by.
@@ -80,33 +89,38 @@ final class KnownWindows: Sendable {
     ) rethrows -> RenderedWindow {
         let key = Key(community: community, window: window)
         let identities = rows.map(ObjectIdentifier.init).sorted()
-        let kept = memory.withLock { $0.windows[key] }
-        if let kept, kept.rows == identities, kept.digest == digest { return kept.rendered }
+        let known = memory.withLock { $0.windows[key] }
+        if let known, known.rows == identities, known.digest == digest { return known.rendered }
         // The same rows under another digest (or none): the same window, kept under this one.
-        let rendered = try kept.flatMap { $0.rows == identities ? $0.rendered : nil } ?? make()
-        let known = Known(
+        let rendered = try known.flatMap { $0.rows == identities ? $0.rendered : nil } ?? make()
+        let kept = Known(
             rows: identities, held: rows, digest: digest, answers: answers, rendered: rendered,
             size: rendered.size + rows.count * 1_024 + answers.ids.count * MemoryLayout<UUID>.stride)
         memory.withLock { memory in
             if let old = memory.windows.removeValue(forKey: key) { memory.size -= old.size }
-            guard known.size <= limit else { return }
-            while memory.size + known.size > limit, let some = memory.windows.first {
+            guard kept.size <= limit else { return }
+            while memory.size + kept.size > limit, let some = memory.windows.first {
                 memory.windows.removeValue(forKey: some.key)
                 memory.size -= some.value.size
             }
-            memory.windows[key] = known
-            memory.size += known.size
+            memory.windows[key] = kept
+            memory.size += kept.size
         }
         return rendered
     }
 }
 
 /// What PostgreSQL says of a set of event rows' versions: how many rows, and the exclusive or of
-/// a 64-bit hash of each row's id and `sequence` (`uuid_hash_extended(id, sequence)`). The
-/// `events_version` trigger raises `sequence` on every change, so a row changed, added or gone
-/// changes the digest (but for a chance of one in 2^64). Cheaper for PostgreSQL than sending the
-/// rows; a SHA-256 of their text cost it more than sending them (BENCHMARKS.md).
-struct VersionsDigest: Hashable, Sendable {
+/// a 64-bit hash of each row's id and version (`uuid_hash_extended(id,
+/// timestamp_hash_extended(updated_at, sequence))`). The `events_version` trigger raises
+/// `sequence` and moves `updated_at` (the clock's time) on every change, so a row changed, added
+/// or gone changes the digest (but for a chance of one in 2^64); `updated_at` also tells apart
+/// a row whose `sequence` came round again after the database went back to an earlier point
+/// (a restore) under a running service. Cheaper for PostgreSQL than sending the rows; a SHA-256
+/// of their text cost it more than sending them (BENCHMARKS.md).
+struct VersionsDigest: Equatable, Sendable {
+    /// The rows' count.
     var rows: Int
+    /// The exclusive or of the rows' hashes.
     var hash: Int
 }

@@ -1,0 +1,79 @@
+import CoreService
+import Foundation
+import OrbitCoveInfra
+import OrbitCoveModels
+import Testing
+
+/// A window read takes the window kept for its rows by the digest of their versions alone
+/// (`KnownWindows`, `VersionsDigest`), with its answers read as its first read bound them, and
+/// makes a new one when a row changed.
+@Suite struct CalendarWindowDigestTests {
+    @Test func aKeptWindowIsTakenByItsDigestUntilARowChanges() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let events = "/api/v1/communities/\(club.id)/events"
+            // Four instances in May, and the one of 17 June moved into May, answered where it
+            // was: the answers statement reads past the window's end for it.
+            let practice = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=8"}"#)
+            let answer = #"{"status":"yes","recurrenceId":"2031-06-17T16:00:00Z"}"#
+            #expect(try await api.call(.post, "\(events)/\(practice.id)/rsvp", as: ada, json: answer).status == .ok)
+            let moved = try await api.call(
+                .patch, "\(events)/\(practice.id)?recurrenceId=2031-06-17T16:00:00Z", as: coach,
+                json: #"{"startsAt":"2031-05-30T10:00:00Z"}"#)
+            #expect(moved.status == .ok)
+            let may = try #require(ISO8601DateFormatter().date(from: "2031-05-01T00:00:00Z"))
+            let june = try #require(ISO8601DateFormatter().date(from: "2031-06-01T00:00:00Z"))
+
+            try await withTestDatabase { database in
+                let windows = KnownWindows(limit: 1 << 24)
+                let store = EventStore(
+                    database: database, events: EventRows(known: KnownEvents(limit: 1_000)),
+                    expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
+                @Sendable func read() async throws -> (bytes: [UInt8], events: [CalendarEvent]) {
+                    let json = try await store.window(may..<june, in: club.id, viewer: ada.id)
+                    return (json.bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(json.bytes)))
+                }
+                let first = try await read()
+                #expect(windows.takenByDigest == 0)
+                #expect(first.events.map { utc($0.startsAt) }.last == "2031-05-30T10:00:00Z")
+                #expect(first.events.last?.rsvp?.status == .yes && first.events.last?.attendance?.going == 1)
+
+                // The same rows: taken by the digest, the moved instance's answer read as before.
+                let second = try await read()
+                #expect(windows.takenByDigest == 1)
+                #expect(second.events.last?.rsvp?.status == .yes && second.events.last?.attendance?.going == 1)
+                let same = second.bytes == first.bytes
+                #expect(same, "the kept window read other bytes than the first read")
+
+                // An answer changes no event row: the window is still taken, the counts are new.
+                let coachComes = #"{"status":"yes","recurrenceId":"2031-05-06T16:00:00Z"}"#
+                #expect(
+                    try await api.call(.post, "\(events)/\(practice.id)/rsvp", as: coach, json: coachComes).status
+                        == .ok)
+                let third = try await read()
+                #expect(windows.takenByDigest == 2)
+                #expect(third.events.first?.attendance?.going == 1 && third.events.first?.rsvp == nil)
+
+                // A row changed behind the service's back: a new window, then that one is taken.
+                _ = try await database.systemQuery("UPDATE events SET title = 'Match' WHERE id = \(practice.id)")
+                let fourth = try await read()
+                #expect(windows.takenByDigest == 2)
+                #expect(fourth.events.map(\.title) == ["Match", "Match", "Match", "Match", "Practice"])
+                _ = try await read()
+                #expect(windows.takenByDigest == 3)
+
+                // A row gone: a new window without it.
+                _ = try await database.systemQuery(
+                    "UPDATE events SET deleted_at = now() WHERE recurrence_parent_id = \(practice.id)")
+                let fifth = try await read()
+                #expect(windows.takenByDigest == 3)
+                #expect(fifth.events.map { utc($0.startsAt) }.contains("2031-05-30T10:00:00Z") == false)
+            }
+        }
+    }
+}
