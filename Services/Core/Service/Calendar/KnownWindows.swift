@@ -12,10 +12,10 @@ import Synchronization
 ///
 /// A window is also kept under the digest of its rows' versions (``VersionsDigest``), as the
 /// window's versions statement computes it (``EventStore``): a read that finds the same digest
-/// takes the window
-/// without reading the versions themselves, and binds the answers statement as the window's
-/// first read did (``AnswerReach``). A window made from rows its versions statement did not
-/// cover (a series read by id) has no digest, so each read checks its rows again.
+/// takes the window without reading the versions themselves, and binds the answers statement
+/// as the window's first read did (``AnswerReach``). A window made from rows its versions
+/// statement did not cover (a series read by id), or from rows read over three tries, has no
+/// digest, so each read checks its rows again.
 ///
 /// Bounded by an estimate of the memory it keeps, `limit` bytes: each window's text and cuts
 /// (``RenderedWindow/size``) and a kilobyte for every row it holds alive (a row's record and what
