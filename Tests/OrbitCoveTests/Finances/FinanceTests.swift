@@ -322,8 +322,13 @@ import Testing
             }
             #expect(!leftFirst, "Ben left while an expense naming him was being written")
             #expect(try await eventually { expense.value != nil && leave.value != nil })
-            #expect(try expense.value?.get() == .created)
-            #expect(try leave.value?.get() == .noContent)
+            // (Once, in a fresh clone's whole suite, the expense was not created and nothing said
+            // why: the statuses are in the messages from now on.)
+            let (written, left) = (try expense.value?.get(), try leave.value?.get())
+            #expect(
+                written == .created,
+                "the expense: \(String(describing: written)), the leave: \(String(describing: left))")
+            #expect(left == .noContent, "the leave: \(String(describing: left))")
             let balances = try await Self.balances(api, club, as: coach)
             // Either way, whatever Ben owes was laid on him while he was a member.
             #expect(Self.nets(balances)[ben.id] == -150)
