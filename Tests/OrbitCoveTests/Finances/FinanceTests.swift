@@ -283,29 +283,65 @@ import Testing
             let club = try await api.club(of: coach, with: [ada, ben])
             let (leftFirst, expense, leave) = try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) {
                 owner in
-                try await owner.transaction { connection in
+                let (leftFirst, expense, leave, bystander) = try await owner.transaction { connection in
                     try await connection.run(
                         "SELECT 1 FROM users WHERE id = \(ada.id) FOR UPDATE", logger: TestEnvironment.logger)
+                    // A bystander waits on Ada's row first, as a service inserting a row that
+                    // names her may: it must not be taken for the expense.
+                    let bystander = Unawaited.start {
+                        try await owner.transaction { other in
+                            try await other.run(
+                                "SELECT 1 FROM users WHERE id = \(ada.id) FOR KEY SHARE", logger: TestEnvironment.logger
+                            )
+                        }
+                    }
+                    #expect(
+                        try await eventually {
+                            let rows = try await connection.query(
+                                """
+                                SELECT count(*)::int FROM pg_locks w JOIN pg_locks h
+                                    ON h.locktype = 'transactionid' AND h.transactionid = w.transactionid
+                                WHERE h.pid = pg_backend_pid() AND h.granted
+                                  AND w.locktype = 'transactionid' AND NOT w.granted
+                                """, logger: TestEnvironment.logger)
+                            for try await count in rows.decode(Int.self) { return count > 0 }
+                            return false
+                        })
                     let expense = Unawaited.start {
                         try await api.call(
                             .post, Self.path(club, "transactions"), as: ada,
                             json: Self.equal(300, paidBy: ada, among: [ada, ben])
                         ).status
                     }
-                    // Waits on this transaction's row lock, or on the club's membership lock,
-                    // as pg_locks shows them (by polling: no fixed sleep holds under load).
+                    // The expense waits on this transaction's row lock while it holds the club's
+                    // membership (shared); the leave waits for the membership (exclusive), as
+                    // pg_locks shows them (by polling: no fixed sleep holds under load). The
+                    // waiter is named by the membership lock it holds: another backend may wait
+                    // on Ada's row too (an insert naming her, from a service or another test),
+                    // and taking it for the expense let the leave start before the expense held
+                    // the membership, which then refused Ben as no longer a member.
                     @Sendable func waiting(on lock: String) async throws -> Bool {
                         let key = "members:\(club.id.lowercasedString)"
                         let rows = try await connection.query(
                             """
+                            WITH membership AS (
+                                SELECT l.pid, l.mode, l.granted FROM pg_locks l
+                                WHERE l.locktype = 'advisory' AND l.objsubid = 1
+                                  AND l.classid = ((hashtextextended(\(key), 0) >> 32) & 4294967295)::oid
+                                  AND l.objid = (hashtextextended(\(key), 0) & 4294967295)::oid
+                            )
                             SELECT count(*)::int FROM pg_locks w
                             WHERE NOT w.granted AND CASE \(lock)
                                 WHEN 'row' THEN w.locktype = 'transactionid' AND w.transactionid = (
                                     SELECT h.transactionid FROM pg_locks h
                                     WHERE h.pid = pg_backend_pid() AND h.locktype = 'transactionid' AND h.granted)
-                                ELSE w.locktype = 'advisory' AND w.objsubid = 1
-                                    AND w.classid = ((hashtextextended(\(key), 0) >> 32) & 4294967295)::oid
-                                    AND w.objid = (hashtextextended(\(key), 0) & 4294967295)::oid
+                                    AND EXISTS (
+                                        SELECT 1 FROM membership m
+                                        WHERE m.pid = w.pid AND m.granted AND m.mode = 'ShareLock')
+                                ELSE EXISTS (
+                                    SELECT 1 FROM membership m
+                                    WHERE m.pid = w.pid AND NOT m.granted AND m.mode = 'ExclusiveLock')
+                                    AND w.locktype = 'advisory'
                             END
                             """, logger: TestEnvironment.logger)
                         for try await count in rows.decode(Int.self) { return count > 0 }
@@ -317,13 +353,13 @@ import Testing
                         try await api.call(.post, Self.path(club, "leave"), as: ben).status
                     }
                     #expect(try await eventually { try await waiting(on: "membership") || leave.value != nil })
-                    return (leave.value != nil, expense, leave)
+                    return (leave.value != nil, expense, leave, bystander)
                 }
+                #expect(try await eventually { bystander.value != nil })
+                return (leftFirst, expense, leave)
             }
             #expect(!leftFirst, "Ben left while an expense naming him was being written")
             #expect(try await eventually { expense.value != nil && leave.value != nil })
-            // (Once, in a fresh clone's whole suite, the expense was not created and nothing said
-            // why: the statuses are in the messages from now on.)
             let (written, left) = (try expense.value?.get(), try leave.value?.get())
             #expect(
                 written == .created,
