@@ -6,7 +6,8 @@ import Testing
 
 /// A window read takes the window kept for its rows by the digest of their versions alone
 /// (`KnownWindows`, `VersionsDigest`), with its answers read as its first read bound them, and
-/// makes a new one when a row changed.
+/// makes a new one when a row changed; a reader reading it again, nobody having answered since,
+/// takes the text last written for them (`KnownWindows.ReaderCopy`).
 @Suite struct CalendarWindowDigestTests {
     @Test func aKeptWindowIsTakenByItsDigestUntilARowChanges() async throws {
         try await CoreHarness.run { api in
@@ -73,6 +74,79 @@ import Testing
                 let fifth = try await read()
                 #expect(windows.takenByDigest == 3)
                 #expect(fifth.events.map { utc($0.startsAt) }.contains("2031-05-30T10:00:00Z") == false)
+            }
+        }
+    }
+
+    @Test func aReaderReadingAgainTakesTheTextWrittenForThemUntilAnAnswerChanges() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let (ada, ben) = (try await api.signIn("Ada"), try await api.signIn("Ben"))
+            let club = try await api.community(by: coach)
+            for person in [ada, ben] { try await api.join(person, club, invitedBy: coach) }
+            let events = "/api/v1/communities/\(club.id)/events"
+            let practice = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=4"}"#)
+            @Sendable func answer(_ person: CoreHarness.Person, _ status: String, on day: String) async throws {
+                let body = #"{"status":"\#(status)","recurrenceId":"2031-05-\#(day)T16:00:00Z"}"#
+                #expect(
+                    try await api.call(.post, "\(events)/\(practice.id)/rsvp", as: person, json: body).status == .ok)
+            }
+            try await answer(ada, "yes", on: "06")
+            let may = try #require(ISO8601DateFormatter().date(from: "2031-05-01T00:00:00Z"))
+            let june = try #require(ISO8601DateFormatter().date(from: "2031-06-01T00:00:00Z"))
+
+            try await withTestDatabase { database in
+                let windows = KnownWindows(limit: 1 << 24)
+                let store = EventStore(
+                    database: database, events: EventRows(known: KnownEvents(limit: 1_000)),
+                    expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
+                @Sendable func read(
+                    as person: CoreHarness.Person
+                ) async throws -> (bytes: [UInt8], events: [CalendarEvent]) {
+                    let json = try await store.window(may..<june, in: club.id, viewer: person.id)
+                    return (json.bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(json.bytes)))
+                }
+                // The window made, then taken by its digest and written for Ada, then her copy.
+                let made = try await read(as: ada)
+                let written = try await read(as: ada)
+                #expect(windows.takenByDigest == 1 && windows.takenAsWritten == 0)
+                let copied = try await read(as: ada)
+                #expect(windows.takenAsWritten == 1)
+                #expect(copied.bytes == written.bytes && written.bytes == made.bytes)
+                #expect(copied.events.first?.rsvp?.status == .yes && copied.events.first?.attendance?.going == 1)
+
+                // Ben's answers are not Ada's: his own text, then his own copy.
+                let bens = try await read(as: ben)
+                #expect(windows.takenAsWritten == 1)
+                #expect(bens.events.first?.rsvp == nil && bens.events.first?.attendance?.going == 1)
+                #expect(try await read(as: ben).bytes == bens.bytes)
+                #expect(windows.takenAsWritten == 2)
+
+                // Ben answers: the counts Ada reads change, so her copy is not taken.
+                try await answer(ben, "yes", on: "06")
+                let counted = try await read(as: ada)
+                #expect(windows.takenAsWritten == 2)
+                #expect(counted.events.first?.attendance?.going == 2 && counted.events.first?.rsvp?.status == .yes)
+                #expect(try await read(as: ada).bytes == counted.bytes)
+                #expect(windows.takenAsWritten == 3)
+
+                // Her own answer changed behind the service's back (no count moves): not her copy.
+                _ = try await database.systemQuery("UPDATE rsvps SET note = 'Late' WHERE user_id = \(ada.id)")
+                let noted = try await read(as: ada)
+                #expect(windows.takenAsWritten == 3)
+                #expect(noted.events.first?.rsvp?.note == "Late")
+
+                // An event row changed: a new window, whose copies start again.
+                _ = try await database.systemQuery("UPDATE events SET title = 'Match' WHERE id = \(practice.id)")
+                let renamed = try await read(as: ada)
+                #expect(windows.takenAsWritten == 3)
+                #expect(renamed.events.map(\.title) == ["Match", "Match", "Match", "Match"])
+                _ = try await read(as: ada)
+                #expect(windows.takenAsWritten == 3)
+                #expect(try await read(as: ada).bytes == renamed.bytes)
+                #expect(windows.takenAsWritten == 4)
             }
         }
     }

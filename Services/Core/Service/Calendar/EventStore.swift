@@ -39,8 +39,19 @@ package struct EventStore: Sendable {
             {
             case .kept(let kept):
                 windows.taken()
-                return try kept.rendered.json(
-                    rows: try await Self.answerRows(to: kept.answers, viewer: viewer, on: connection, logger: logger))
+                let answers = kept.answers
+                let records = try await Self.answerRecords(
+                    to: answers.ids, from: answers.from, before: answers.before, viewer: viewer, on: connection,
+                    logger: logger)
+                let bytes = records.bytes
+                if let copy = windows.copy(of: kept, for: viewer, from: bytes, in: community, over: window) {
+                    return copy
+                }
+                let json = try kept.rendered.json(rows: try records.rows())
+                windows.keep(
+                    KnownWindows.ReaderCopy(records: bytes, json: json), of: kept, for: viewer, in: community,
+                    over: window)
+                return json
             case .rows(var rows, var digest):
                 // An instance moved into the window from beyond its series' reach (a series that
                 // ended, or starts, outside it) is shown through its series, which the candidates
@@ -207,10 +218,20 @@ package struct EventStore: Sendable {
         to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
         logger: Logger
     ) async throws -> [AnswerTable.Row] {
-        guard !events.isEmpty else { return [] }
+        try await answerRecords(to: events, from: from, before: before, viewer: viewer, on: connection, logger: logger)
+            .rows()
+    }
+
+    /// The answers statement's records as PostgreSQL sent them, read (``AnswerRecords/rows()``)
+    /// only when needed.
+    static func answerRecords(
+        to events: [UUID], from: Date?, before: Date?, viewer: UUID, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> AnswerRecords {
+        guard !events.isEmpty else { return AnswerRecords(cells: []) }
         let (lower, upper) = (from ?? .distantPast, before ?? .distantFuture)
-        var found: [AnswerTable.Row] = []
-        found.reserveCapacity(events.count * 4)
+        var cells: [PostgresCell] = []
+        cells.reserveCapacity(events.count * 4)
         // One statement, a row per instance and own answer: each instance's counts with the
         // caller's answers (theirs and their dependants') beside them, in no order: the table
         // sorts them. An answer always has its instance's counts row (the trigger keeps it).
@@ -227,25 +248,52 @@ package struct EventStore: Sendable {
               AND (c.recurrence_id IS NULL OR (c.recurrence_id >= \(lower) AND c.recurrence_id < \(upper)))
             """, logger: logger)
         {
-            found.append(
-                try RecordReader.read(row) { fields in
-                    let key = InstanceKey(eventId: try fields.next(), recurrenceId: try fields.next())
-                    let counts = AttendanceCounts(
-                        going: try fields.next(), seats: try fields.next(), maybe: try fields.next(),
-                        declined: try fields.next(), waitlisted: try fields.next(), capacity: nil)
-                    // No answer of the caller's to this instance: the rest of the record is empty.
-                    guard let status: String = try fields.next() else {
-                        return AnswerTable.Row(key: key, counts: counts)
-                    }
-                    let rsvp = EventRSVP(
-                        familyMemberId: try fields.next(), status: RSVPStatus(rawValue: status) ?? .no,
-                        plusOnes: try fields.next(), note: try fields.next(), waitlisted: try fields.next(),
-                        respondedAt: try fields.next())
-                    let (queuedAt, id): (Date, UUID) = (try fields.next(), try fields.next())
-                    return AnswerTable.Row(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id)
-                })
+            var row = row.makeIterator()
+            guard let cell = row.next() else { throw RecordReaderError.notARecord(nil) }
+            cells.append(cell)
         }
-        return found
+        return AnswerRecords(cells: cells)
+    }
+}
+
+/// The answers statement's records (``EventStore/answerRecords(to:from:before:viewer:on:logger:)``),
+/// one cell a row, as the driver received them.
+struct AnswerRecords {
+    let cells: [PostgresCell]
+
+    /// Every record's bytes, each after its length (-1 for none), in the order they came: the
+    /// same bytes are the same answers and counts (``KnownWindows/ReaderCopy``).
+    var bytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(cells.reduce(0) { $0 + 4 + ($1.bytes?.readableBytes ?? 0) })
+        for cell in cells {
+            let length = Int32(truncatingIfNeeded: cell.bytes?.readableBytes ?? -1)
+            withUnsafeBytes(of: length.bigEndian) { bytes.append(contentsOf: $0) }
+            cell.bytes?.withUnsafeReadableBytes { bytes.append(contentsOf: $0) }
+        }
+        return bytes
+    }
+
+    /// The records read, in the order they came.
+    func rows() throws -> [AnswerTable.Row] {
+        try cells.map { cell in
+            try RecordReader.read(cell) { fields in
+                let key = InstanceKey(eventId: try fields.next(), recurrenceId: try fields.next())
+                let counts = AttendanceCounts(
+                    going: try fields.next(), seats: try fields.next(), maybe: try fields.next(),
+                    declined: try fields.next(), waitlisted: try fields.next(), capacity: nil)
+                // No answer of the caller's to this instance: the rest of the record is empty.
+                guard let status: String = try fields.next() else {
+                    return AnswerTable.Row(key: key, counts: counts)
+                }
+                let rsvp = EventRSVP(
+                    familyMemberId: try fields.next(), status: RSVPStatus(rawValue: status) ?? .no,
+                    plusOnes: try fields.next(), note: try fields.next(), waitlisted: try fields.next(),
+                    respondedAt: try fields.next())
+                let (queuedAt, id): (Date, UUID) = (try fields.next(), try fields.next())
+                return AnswerTable.Row(key: key, counts: counts, rsvp: rsvp, queuedAt: queuedAt, id: id)
+            }
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OrbitCoveInfra
 import Synchronization
 
 /// Windows assembled and written before, but for their readers' answers, by community and span:
@@ -17,9 +18,16 @@ import Synchronization
 /// statement did not cover (a series read by id), or from rows read over three tries, has no
 /// digest, so each read checks its rows again.
 ///
+/// Each kept window also keeps, for each reader, the last text written for them and the answers
+/// statement's records it was written from, byte for byte (``ReaderCopy``): a reader reading an
+/// unchanged window again, nobody having answered since, gets the same text without its records
+/// being decoded and the window written again. The records are still read each time, as the
+/// reader, so what decides the text is what the database says now.
+///
 /// Bounded by an estimate of the memory it keeps, `limit` bytes: each window's text and cuts
-/// (``RenderedWindow/size``) and a kilobyte for every row it holds alive (a row's record and what
-/// a window made of it, which ``KnownEvents`` may have let go of since). Past it, windows are
+/// (``RenderedWindow/size``), a kilobyte for every row it holds alive (a row's record and what
+/// a window made of it, which ``KnownEvents`` may have let go of since), and its readers' copies
+/// (their text and records). Past it, windows are
 /// dropped in no particular order. A window is kept by its exact span, as clients ask for months
 /// and weeks; a client asking for ever-new spans (`from=now`) only pushes out the others. The
 /// application owns one (``CoreApplication`` hands it to ``EventStore``), so each test server
@@ -34,6 +42,9 @@ package final class KnownWindows: Sendable {
     }
 
     private struct Known {
+        /// Which window this is: a new one (other rows, another digest) is another generation,
+        /// so a reader's copy written from the window it replaced is never taken for it.
+        var generation: Int
         /// The rows it was made from, by identity, in order; `held` keeps them alive, so an
         /// identity is never another row's.
         var rows: [ObjectIdentifier]
@@ -41,24 +52,50 @@ package final class KnownWindows: Sendable {
         var digest: VersionsDigest?
         var answers: AnswerReach
         var rendered: RenderedWindow
+        /// The last window written for each reader, with the answers it was written from.
+        var copies: [UUID: ReaderCopy] = [:]
+        /// Its own size (``RenderedWindow/size`` and its rows), then its copies'.
         var size: Int
     }
 
     /// A kept window a read may take by its rows' digest alone.
     struct Kept {
+        var generation: Int
         var digest: VersionsDigest
         var answers: AnswerReach
         var rendered: RenderedWindow
     }
 
+    /// A window as written for one reader, and the answers statement's records it was written
+    /// from (``AnswerRecords/bytes``): a read of the same kept window whose records are these
+    /// very bytes would write the very same text, so it takes this one instead.
+    struct ReaderCopy {
+        var records: [UInt8]
+        var json: RawJSON
+
+        var size: Int { records.count + json.bytes.count }
+    }
+
     private struct Memory {
         var windows: [Key: Known] = [:]
         var size = 0
+        var generations = 0
+
+        /// Drops windows other than `keeping` until `more` bytes fit under `limit`; whether they do.
+        mutating func makeRoom(for more: Int, under limit: Int, keeping: Key? = nil) -> Bool {
+            guard more <= limit else { return false }
+            while size + more > limit, let some = windows.first(where: { $0.key != keeping }) {
+                windows.removeValue(forKey: some.key)
+                size -= some.value.size
+            }
+            return size + more <= limit
+        }
     }
 
     private let limit: Int
     private let memory = Mutex(Memory())
     private let hits = Atomic(0)
+    private let copiesTaken = Atomic(0)
 
     package init(limit: Int) {
         self.limit = limit
@@ -66,6 +103,9 @@ package final class KnownWindows: Sendable {
 
     /// How many reads took a kept window by its digest alone, since this one was made.
     package var takenByDigest: Int { hits.load(ordering: .relaxed) }
+
+    /// How many reads took a reader's copy (``ReaderCopy``), since this one was made.
+    package var takenAsWritten: Int { copiesTaken.load(ordering: .relaxed) }
 
     /// Counts a read that took a kept window by its digest alone.
     func taken() {
@@ -77,7 +117,40 @@ package final class KnownWindows: Sendable {
         guard let known = memory.withLock({ $0.windows[Key(community: community, window: window)] }),
             let digest = known.digest
         else { return nil }
-        return Kept(digest: digest, answers: known.answers, rendered: known.rendered)
+        return Kept(generation: known.generation, digest: digest, answers: known.answers, rendered: known.rendered)
+    }
+
+    /// The window `kept` as last written for `reader`, if it was written from `records`; counted
+    /// as taken when it is.
+    func copy(
+        of kept: Kept, for reader: UUID, from records: [UInt8], in community: UUID, over window: Range<Date>
+    ) -> RawJSON? {
+        let key = Key(community: community, window: window)
+        guard
+            let copy = memory.withLock({ memory in
+                memory.windows[key].flatMap { $0.generation == kept.generation ? $0.copies[reader] : nil }
+            }), copy.records == records
+        else { return nil }
+        copiesTaken.add(1, ordering: .relaxed)
+        return copy.json
+    }
+
+    /// Keeps `copy` as the window `kept` last written for `reader`, while that window is kept
+    /// (and the copy fits beside it).
+    func keep(_ copy: ReaderCopy, of kept: Kept, for reader: UUID, in community: UUID, over window: Range<Date>) {
+        let key = Key(community: community, window: window)
+        memory.withLock { memory in
+            guard var known = memory.windows[key], known.generation == kept.generation else { return }
+            let old = known.copies.removeValue(forKey: reader)?.size ?? 0
+            known.size -= old
+            memory.size -= old
+            if memory.makeRoom(for: copy.size, under: limit, keeping: key) {
+                known.copies[reader] = copy
+                known.size += copy.size
+                memory.size += copy.size
+            }
+            memory.windows[key] = known
+        }
     }
 
     /// The window of `community` over `window` made from `rows`: kept, or made by `make` now
@@ -93,16 +166,14 @@ package final class KnownWindows: Sendable {
         if let known, known.rows == identities, known.digest == digest { return known.rendered }
         // The same rows under another digest (or none): the same window, kept under this one.
         let rendered = try known.flatMap { $0.rows == identities ? $0.rendered : nil } ?? make()
-        let kept = Known(
-            rows: identities, held: rows, digest: digest, answers: answers, rendered: rendered,
-            size: rendered.size + rows.count * 1_024 + answers.ids.count * MemoryLayout<UUID>.stride)
         memory.withLock { memory in
             if let old = memory.windows.removeValue(forKey: key) { memory.size -= old.size }
-            guard kept.size <= limit else { return }
-            while memory.size + kept.size > limit, let some = memory.windows.first {
-                memory.windows.removeValue(forKey: some.key)
-                memory.size -= some.value.size
-            }
+            memory.generations += 1
+            let kept = Known(
+                generation: memory.generations, rows: identities, held: rows, digest: digest, answers: answers,
+                rendered: rendered,
+                size: rendered.size + rows.count * 1_024 + answers.ids.count * MemoryLayout<UUID>.stride)
+            guard memory.makeRoom(for: kept.size, under: limit) else { return }
             memory.windows[key] = kept
             memory.size += kept.size
         }
