@@ -232,6 +232,27 @@ extension Response {
         return Response(status: status, headers: fields, body: .init(byteBuffer: body))
     }
 
+    /// The envelope around JSON kept as a buffer, which is sent as it is, between the envelope's
+    /// beginning and its end, rather than copied into one buffer with them (a window of a
+    /// megabyte, kept for its reader: `KnownWindows`).
+    package static func data(_ payload: ByteBuffer, requestId: String?) throws -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(contentsOf: try envelope(parts: payload, meta: ResponseMeta(requestId: requestId))))
+    }
+
+    /// `{"data":…,"meta":…}` in three parts, the second `payload` itself: the same bytes as the
+    /// encoder writes for ``DataEnvelope``.
+    package static func envelope(parts payload: ByteBuffer, meta: ResponseMeta) throws -> [ByteBuffer] {
+        let meta = try JSONCoding.encoder.encodeBytes(meta)
+        var end = ByteBuffer()
+        end.reserveCapacity(meta.count + 10)
+        end.writeStaticString(#","meta":"#)
+        end.writeBytes(meta)
+        end.writeStaticString("}")
+        return [ByteBuffer(string: #"{"data":"#), payload, end]
+    }
+
     /// `{"data":…,"meta":…}`, or with `pagination` `{"data":…,"meta":…,"pagination":…}`: keys in
     /// the encoder's (sorted) order, the same bytes as it writes for ``DataEnvelope`` and
     /// ``ListEnvelope``.

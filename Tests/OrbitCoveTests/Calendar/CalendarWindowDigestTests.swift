@@ -37,7 +37,8 @@ import Testing
                     expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
                 @Sendable func read() async throws -> (bytes: [UInt8], events: [CalendarEvent]) {
                     let json = try await store.window(may..<june, in: club.id, viewer: ada.id)
-                    return (json.bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(json.bytes)))
+                    let bytes = Array(json.readableBytesView)
+                    return (bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(bytes)))
                 }
                 let first = try await read()
                 #expect(windows.takenByDigest == 0)
@@ -106,7 +107,8 @@ import Testing
                     as person: CoreHarness.Person
                 ) async throws -> (bytes: [UInt8], events: [CalendarEvent]) {
                     let json = try await store.window(may..<june, in: club.id, viewer: person.id)
-                    return (json.bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(json.bytes)))
+                    let bytes = Array(json.readableBytesView)
+                    return (bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(bytes)))
                 }
                 // The window made, then taken by its digest and written for Ada, then her copy.
                 let made = try await read(as: ada)

@@ -56,11 +56,14 @@ import Testing
                 return !instance.cancelled || answers[key]?.mine.contains { $0.status != .no } == true
             }
             #expect(events.count == shown.count)
-            // And inside the envelope, as the route sends it.
+            // And inside the envelope, as the route sends it: in one buffer, or in parts around
+            // the window kept for its reader.
             let meta = ResponseMeta(requestId: "r")
-            #expect(
-                Array(buffer: try Response.envelope(rendered.json { answers[$0] }, meta: meta))
-                    == (try JSONCoding.encoder.encodeBytes(DataEnvelope(data: events, meta: meta))))
+            let enveloped = try JSONCoding.encoder.encodeBytes(DataEnvelope(data: events, meta: meta))
+            #expect(Array(buffer: try Response.envelope(rendered.json { answers[$0] }, meta: meta)) == enveloped)
+            let parts = try Response.envelope(
+                parts: ByteBuffer(bytes: rendered.json { answers[$0] }.bytes), meta: meta)
+            #expect(parts.flatMap { Array(buffer: $0) } == enveloped)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
@@ -27,8 +28,8 @@ package struct EventStore: Sendable {
     static let longestWindow: TimeInterval = 400 * 86_400
 
     /// Every instance overlapping `window` the caller is shown, with their answers and each
-    /// one's counts, as JSON.
-    package func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> RawJSON {
+    /// one's counts, as JSON (a reader's copy is sent as it is kept: ``Response/data(_:requestId:)``).
+    package func window(_ window: Range<Date>, in community: UUID, viewer: UUID) async throws -> ByteBuffer {
         try await database.transaction(userId: viewer) { connection in
             // As far back as an instance can start and still run into the window: the longest
             // event, and the day `EventRecord.instanceReach` adds for a change of clocks.
@@ -43,14 +44,13 @@ package struct EventStore: Sendable {
                 let records = try await Self.answerRecords(
                     to: answers.ids, from: answers.from, before: answers.before, viewer: viewer, on: connection,
                     logger: logger)
-                let bytes = records.bytes
-                if let copy = windows.copy(of: kept, for: viewer, from: bytes, in: community, over: window) {
+                if let copy = windows.copy(of: kept, for: viewer, from: records, in: community, over: window) {
                     return copy
                 }
-                let json = try kept.rendered.json(rows: try records.rows())
+                let json = ByteBuffer(bytes: try kept.rendered.json(rows: try records.rows()).bytes)
                 windows.keep(
-                    KnownWindows.ReaderCopy(records: bytes, json: json), of: kept, for: viewer, in: community,
-                    over: window)
+                    KnownWindows.ReaderCopy(records: records.bytes, json: json), of: kept, for: viewer,
+                    in: community, over: window)
                 return json
             case .rows(var rows, var digest):
                 // An instance moved into the window from beyond its series' reach (a series that
@@ -72,8 +72,10 @@ package struct EventStore: Sendable {
                             .instances(of: rows),
                         limit: EventWindow.tooBusy)
                 }
-                return try rendered.json(
-                    rows: try await Self.answerRows(to: answers, viewer: viewer, on: connection, logger: logger))
+                return ByteBuffer(
+                    bytes: try rendered.json(
+                        rows: try await Self.answerRows(to: answers, viewer: viewer, on: connection, logger: logger)
+                    ).bytes)
             }
         }
     }
@@ -260,6 +262,29 @@ package struct EventStore: Sendable {
 /// one cell a row, as the driver received them.
 struct AnswerRecords {
     let cells: [PostgresCell]
+
+    /// Whether these records are `kept`'s (``bytes``), byte for byte.
+    func are(_ kept: [UInt8]) -> Bool {
+        kept.withUnsafeBytes { kept in
+            var offset = 0
+            for cell in cells {
+                let length = cell.bytes?.readableBytes ?? -1
+                guard kept.count - offset >= 4,
+                    Int32(bigEndian: kept.loadUnaligned(fromByteOffset: offset, as: Int32.self)) == length
+                else { return false }
+                offset += 4
+                guard let bytes = cell.bytes, length > 0 else { continue }
+                guard kept.count - offset >= length,
+                    bytes.withUnsafeReadableBytes({ bytes in
+                        guard let bytes = bytes.baseAddress, let kept = kept.baseAddress else { return false }
+                        return memcmp(bytes, kept + offset, length) == 0
+                    })
+                else { return false }
+                offset += length
+            }
+            return offset == kept.count
+        }
+    }
 
     /// Every record's bytes, each after its length (-1 for none), in the order they came: the
     /// same bytes are the same answers and counts (``KnownWindows/ReaderCopy``).

@@ -1,5 +1,5 @@
 import Foundation
-import OrbitCoveInfra
+import NIOCore
 import Synchronization
 
 /// Windows assembled and written before, but for their readers' answers, by community and span:
@@ -27,11 +27,11 @@ import Synchronization
 /// Bounded by an estimate of the memory it keeps, `limit` bytes: each window's text and cuts
 /// (``RenderedWindow/size``), a kilobyte for every row it holds alive (a row's record and what
 /// a window made of it, which ``KnownEvents`` may have let go of since), and its readers' copies
-/// (their text and records). Past it, windows are
-/// dropped in no particular order. A window is kept by its exact span, as clients ask for months
-/// and weeks; a client asking for ever-new spans (`from=now`) only pushes out the others. The
-/// application owns one (``CoreApplication`` hands it to ``EventStore``), so each test server
-/// starts with an empty one.
+/// (their text and records). Past it, windows are dropped in no particular order to make room
+/// for a window, and only readers' copies for a copy. A window is kept by its exact span, as
+/// clients ask for months and weeks; a client asking for ever-new spans (`from=now`) only pushes
+/// out the others. The application owns one (``CoreApplication`` hands it to ``EventStore``), so
+/// each test server starts with an empty one.
 package final class KnownWindows: Sendable {
     /// What the core service keeps: 64 MiB, some forty windows of the benchmark's busy month.
     static let serviceLimit = 64 << 20
@@ -71,9 +71,9 @@ package final class KnownWindows: Sendable {
     /// very bytes would write the very same text, so it takes this one instead.
     struct ReaderCopy {
         var records: [UInt8]
-        var json: RawJSON
+        var json: ByteBuffer
 
-        var size: Int { records.count + json.bytes.count }
+        var size: Int { records.count + json.readableBytes }
     }
 
     private struct Memory {
@@ -81,12 +81,27 @@ package final class KnownWindows: Sendable {
         var size = 0
         var generations = 0
 
-        /// Drops windows other than `keeping` until `more` bytes fit under `limit`; whether they do.
-        mutating func makeRoom(for more: Int, under limit: Int, keeping: Key? = nil) -> Bool {
+        /// Drops windows until `more` bytes fit under `limit`; whether they do.
+        mutating func makeRoom(for more: Int, under limit: Int) -> Bool {
             guard more <= limit else { return false }
-            while size + more > limit, let some = windows.first(where: { $0.key != keeping }) {
+            while size + more > limit, let some = windows.first {
                 windows.removeValue(forKey: some.key)
                 size -= some.value.size
+            }
+            return true
+        }
+
+        /// Drops readers' copies, other windows' before `key`'s, until `more` bytes fit under
+        /// `limit`; whether they do. A copy saves less than a window (its reader's answers read
+        /// and written again, not the rows expanded), so no window is dropped for one.
+        mutating func makeRoomForCopy(of more: Int, under limit: Int, in key: Key) -> Bool {
+            for other in Array(windows.keys.lazy.filter { $0 != key }) + [key] where size + more > limit {
+                guard var known = windows[other], !known.copies.isEmpty else { continue }
+                let freed = known.copies.values.reduce(0) { $0 + $1.size }
+                known.copies = [:]
+                known.size -= freed
+                size -= freed
+                windows[other] = known
             }
             return size + more <= limit
         }
@@ -103,6 +118,9 @@ package final class KnownWindows: Sendable {
 
     /// How many reads took a kept window by its digest alone, since this one was made.
     package var takenByDigest: Int { hits.load(ordering: .relaxed) }
+
+    /// The memory it reckons it keeps, in bytes (see above).
+    package var size: Int { memory.withLock { $0.size } }
 
     /// How many reads took a reader's copy (``ReaderCopy``), since this one was made.
     package var takenAsWritten: Int { copiesTaken.load(ordering: .relaxed) }
@@ -123,13 +141,13 @@ package final class KnownWindows: Sendable {
     /// The window `kept` as last written for `reader`, if it was written from `records`; counted
     /// as taken when it is.
     func copy(
-        of kept: Kept, for reader: UUID, from records: [UInt8], in community: UUID, over window: Range<Date>
-    ) -> RawJSON? {
+        of kept: Kept, for reader: UUID, from records: AnswerRecords, in community: UUID, over window: Range<Date>
+    ) -> ByteBuffer? {
         let key = Key(community: community, window: window)
         guard
             let copy = memory.withLock({ memory in
                 memory.windows[key].flatMap { $0.generation == kept.generation ? $0.copies[reader] : nil }
-            }), copy.records == records
+            }), records.are(copy.records)
         else { return nil }
         copiesTaken.add(1, ordering: .relaxed)
         return copy.json
@@ -144,12 +162,11 @@ package final class KnownWindows: Sendable {
             let old = known.copies.removeValue(forKey: reader)?.size ?? 0
             known.size -= old
             memory.size -= old
-            if memory.makeRoom(for: copy.size, under: limit, keeping: key) {
-                known.copies[reader] = copy
-                known.size += copy.size
-                memory.size += copy.size
-            }
             memory.windows[key] = known
+            guard memory.makeRoomForCopy(of: copy.size, under: limit, in: key) else { return }
+            memory.windows[key]?.copies[reader] = copy
+            memory.windows[key]?.size += copy.size
+            memory.size += copy.size
         }
     }
 
