@@ -152,4 +152,43 @@ import Testing
             }
         }
     }
+
+    /// A reader's copy is kept only beside its window, within the bound: it makes room by
+    /// dropping other copies, never a window.
+    @Test func aReadersCopyPushesNoWindowOut() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            _ = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Practice","startsAt":"2031-05-06T16:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=4"}"#)
+            let may = try #require(ISO8601DateFormatter().date(from: "2031-05-01T00:00:00Z"))
+            let mid = try #require(ISO8601DateFormatter().date(from: "2031-05-20T00:00:00Z"))
+            let june = try #require(ISO8601DateFormatter().date(from: "2031-06-01T00:00:00Z"))
+            try await withTestDatabase { database in
+                // May, then its first weeks twice (the second read keeps the coach's copy of
+                // them), then May again (and a copy of it): the sizes after each read.
+                @Sendable func reads(limit: Int) async throws -> (KnownWindows, [Int]) {
+                    let windows = KnownWindows(limit: limit)
+                    let store = EventStore(
+                        database: database, events: EventRows(known: KnownEvents(limit: 1_000)),
+                        expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
+                    var sizes: [Int] = []
+                    for span in [may..<june, may..<mid, may..<mid, may..<june] {
+                        _ = try await store.window(span, in: club.id, viewer: coach.id)
+                        sizes.append(windows.size)
+                    }
+                    return (windows, sizes)
+                }
+                let (roomy, sizes) = try await reads(limit: 1 << 24)
+                #expect(sizes[0] > 0 && sizes[1] > sizes[0] && sizes[2] > sizes[1] && sizes[3] > sizes[2])
+                #expect(roomy.takenByDigest == 2)
+                // A byte short of both windows and the copy: the copy is not kept, and May is
+                // still taken by its digest.
+                let (tight, tightSizes) = try await reads(limit: sizes[2] - 1)
+                #expect(tightSizes == [sizes[0], sizes[1], sizes[1], sizes[1]])
+                #expect(tight.takenByDigest == 2 && tight.takenAsWritten == 0)
+            }
+        }
+    }
 }
