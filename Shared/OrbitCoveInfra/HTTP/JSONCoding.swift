@@ -234,8 +234,9 @@ extension Response {
 
     /// The envelope around JSON kept as a buffer, which is sent as it is, between the envelope's
     /// beginning and its end, rather than copied into one buffer with them (a window of a
-    /// megabyte, kept for its reader: `KnownWindows`).
-    package static func data(_ payload: ByteBuffer, requestId: String?) throws -> Response {
+    /// megabyte, kept for its reader: `KnownWindows`). Labelled: `ByteBuffer` is `Encodable`
+    /// (as base64), so without the label a call with other arguments could pick the generic one.
+    package static func data(json payload: ByteBuffer, requestId: String?) throws -> Response {
         Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(contentsOf: try envelope(parts: payload, meta: ResponseMeta(requestId: requestId))))

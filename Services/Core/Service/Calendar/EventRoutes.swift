@@ -16,7 +16,7 @@ struct EventRoutes {
             let granted = try context.member(.viewContent)
             let window = try Self.window(request)
             let instances = try await store.window(window, in: granted.communityId, viewer: granted.userId)
-            return try Response.data(instances, requestId: context.requestId)
+            return try Response.data(json: instances, requestId: context.requestId)
         }
 
         community.post("events") { request, context in

@@ -33,7 +33,8 @@ import Synchronization
 /// out the others. The application owns one (``CoreApplication`` hands it to ``EventStore``), so
 /// each test server starts with an empty one.
 package final class KnownWindows: Sendable {
-    /// What the core service keeps: 64 MiB, some forty windows of the benchmark's busy month.
+    /// What the core service keeps: 64 MiB, some forty windows of the benchmark's busy month (fewer
+    /// with their readers' copies, some 2 MiB each for that month).
     static let serviceLimit = 64 << 20
 
     private struct Key: Hashable {
@@ -54,8 +55,19 @@ package final class KnownWindows: Sendable {
         var rendered: RenderedWindow
         /// The last window written for each reader, with the answers it was written from.
         var copies: [UUID: ReaderCopy] = [:]
-        /// Its own size (``RenderedWindow/size`` and its rows), then its copies'.
+        /// What it keeps: its text and cuts (``RenderedWindow/size``), its rows and answer ids,
+        /// and its copies (``copiesSize``).
         var size: Int
+        var copiesSize = 0
+
+        /// Drops its copies; the bytes that frees.
+        mutating func dropCopies() -> Int {
+            let freed = copiesSize
+            copies = [:]
+            size -= freed
+            copiesSize = 0
+            return freed
+        }
     }
 
     /// A kept window a read may take by its rows' digest alone.
@@ -73,12 +85,15 @@ package final class KnownWindows: Sendable {
         var records: [UInt8]
         var json: ByteBuffer
 
-        var size: Int { records.count + json.readableBytes }
+        /// The memory it holds: a buffer's is a power of two.
+        var size: Int { records.capacity + json.capacity }
     }
 
     private struct Memory {
         var windows: [Key: Known] = [:]
+        /// What all windows keep, their copies included; what their copies keep.
         var size = 0
+        var copies = 0
         var generations = 0
 
         /// Drops windows until `more` bytes fit under `limit`; whether they do.
@@ -87,23 +102,24 @@ package final class KnownWindows: Sendable {
             while size + more > limit, let some = windows.first {
                 windows.removeValue(forKey: some.key)
                 size -= some.value.size
+                copies -= some.value.copiesSize
             }
             return true
         }
 
-        /// Drops readers' copies, other windows' before `key`'s, until `more` bytes fit under
-        /// `limit`; whether they do. A copy saves less than a window (its reader's answers read
-        /// and written again, not the rows expanded), so no window is dropped for one.
+        /// Drops readers' copies, a window's all at once, other windows' before `key`'s, until
+        /// `more` bytes fit under `limit`; whether they do (when they could not even without
+        /// every copy, none is dropped). A copy saves less than a window (its reader's answers
+        /// read and written again, not the rows expanded), so no window is dropped for one.
         mutating func makeRoomForCopy(of more: Int, under limit: Int, in key: Key) -> Bool {
+            guard size + more > limit else { return true }
+            guard size - copies + more <= limit else { return false }
             for other in Array(windows.keys.lazy.filter { $0 != key }) + [key] where size + more > limit {
-                guard var known = windows[other], !known.copies.isEmpty else { continue }
-                let freed = known.copies.values.reduce(0) { $0 + $1.size }
-                known.copies = [:]
-                known.size -= freed
+                guard let freed = windows[other]?.dropCopies(), freed > 0 else { continue }
                 size -= freed
-                windows[other] = known
+                copies -= freed
             }
-            return size + more <= limit
+            return true
         }
     }
 
@@ -158,15 +174,19 @@ package final class KnownWindows: Sendable {
     func keep(_ copy: ReaderCopy, of kept: Kept, for reader: UUID, in community: UUID, over window: Range<Date>) {
         let key = Key(community: community, window: window)
         memory.withLock { memory in
-            guard var known = memory.windows[key], known.generation == kept.generation else { return }
-            let old = known.copies.removeValue(forKey: reader)?.size ?? 0
-            known.size -= old
-            memory.size -= old
-            memory.windows[key] = known
+            guard memory.windows[key]?.generation == kept.generation else { return }
+            if let old = memory.windows[key]?.copies.removeValue(forKey: reader)?.size {
+                memory.windows[key]?.size -= old
+                memory.windows[key]?.copiesSize -= old
+                memory.size -= old
+                memory.copies -= old
+            }
             guard memory.makeRoomForCopy(of: copy.size, under: limit, in: key) else { return }
             memory.windows[key]?.copies[reader] = copy
             memory.windows[key]?.size += copy.size
+            memory.windows[key]?.copiesSize += copy.size
             memory.size += copy.size
+            memory.copies += copy.size
         }
     }
 
@@ -184,7 +204,10 @@ package final class KnownWindows: Sendable {
         // The same rows under another digest (or none): the same window, kept under this one.
         let rendered = try known.flatMap { $0.rows == identities ? $0.rendered : nil } ?? make()
         memory.withLock { memory in
-            if let old = memory.windows.removeValue(forKey: key) { memory.size -= old.size }
+            if let old = memory.windows.removeValue(forKey: key) {
+                memory.size -= old.size
+                memory.copies -= old.copiesSize
+            }
             memory.generations += 1
             let kept = Known(
                 generation: memory.generations, rows: identities, held: rows, digest: digest, answers: answers,
