@@ -11,6 +11,21 @@ import Testing
 /// makes a new one when a row changed; a reader reading it again, nobody having answered since,
 /// takes the text last written for them (`KnownWindows.ReaderCopy`).
 @Suite struct CalendarWindowDigestTests {
+    /// A store of its own over `database`, keeping its windows in `windows`.
+    static func store(_ database: Database, _ windows: KnownWindows) -> EventStore {
+        EventStore(
+            database: database, events: EventRows(known: KnownEvents(limit: 1_000)),
+            expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
+    }
+
+    /// `store`'s window over `span` as `person` reads it: its text, and its instances.
+    static func read(
+        _ store: EventStore, _ span: Range<Date>, in club: Community, as person: CoreHarness.Person
+    ) async throws -> (bytes: [UInt8], events: [CalendarEvent]) {
+        let bytes = Array(try await store.window(span, in: club.id, viewer: person.id).readableBytesView)
+        return (bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(bytes)))
+    }
+
     @Test func aKeptWindowIsTakenByItsDigestUntilARowChanges() async throws {
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")
@@ -34,13 +49,9 @@ import Testing
 
             try await withTestDatabase { database in
                 let windows = KnownWindows(limit: 1 << 24)
-                let store = EventStore(
-                    database: database, events: EventRows(known: KnownEvents(limit: 1_000)),
-                    expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
+                let store = Self.store(database, windows)
                 @Sendable func read() async throws -> (bytes: [UInt8], events: [CalendarEvent]) {
-                    let json = try await store.window(may..<june, in: club.id, viewer: ada.id)
-                    let bytes = Array(json.readableBytesView)
-                    return (bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(bytes)))
+                    try await Self.read(store, may..<june, in: club, as: ada)
                 }
                 let first = try await read()
                 #expect(windows.takenByDigest == 0)
@@ -102,15 +113,11 @@ import Testing
 
             try await withTestDatabase { database in
                 let windows = KnownWindows(limit: 1 << 24)
-                let store = EventStore(
-                    database: database, events: EventRows(known: KnownEvents(limit: 1_000)),
-                    expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
+                let store = Self.store(database, windows)
                 @Sendable func read(
                     as person: CoreHarness.Person
                 ) async throws -> (bytes: [UInt8], events: [CalendarEvent]) {
-                    let json = try await store.window(may..<june, in: club.id, viewer: person.id)
-                    let bytes = Array(json.readableBytesView)
-                    return (bytes, try JSONCoding.decoder.decode([CalendarEvent].self, from: Data(bytes)))
+                    try await Self.read(store, may..<june, in: club, as: person)
                 }
                 // The window made, then taken by its digest and written for Ada, then her copy.
                 let made = try await read(as: ada)
@@ -182,9 +189,7 @@ import Testing
                 // them), then May again (and a copy of it): the sizes after each read.
                 @Sendable func reads(limit: Int) async throws -> (KnownWindows, [Int]) {
                     let windows = KnownWindows(limit: limit)
-                    let store = EventStore(
-                        database: database, events: EventRows(known: KnownEvents(limit: 1_000)),
-                        expansions: KnownExpansions(limit: 1_000), windows: windows, logger: TestEnvironment.logger)
+                    let store = Self.store(database, windows)
                     var sizes: [Int] = []
                     for span in [may..<june, may..<mid, may..<mid, may..<june] {
                         _ = try await store.window(span, in: club.id, viewer: coach.id)
