@@ -75,6 +75,66 @@ import Testing
         #expect(JSONCoding.parseTimestamp("yesterday") == nil)
     }
 
+    /// The hand-written parser against Foundation's, on what Foundation reads: random times to
+    /// the nanosecond from 1900 to 2100, with none to nine fractional digits and offsets from
+    /// -18:00 to +18:00 (Foundation's `TimeZone` takes no more; RFC 3339, and ours, up to
+    /// 23:59), each the same microsecond from both.
+    @Test func theTimestampParserAgreesWithFoundation() throws {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        var random = SplitMix64(seed: 20_261_201)
+        for _ in 0..<3_000 {
+            let seconds = -2_208_988_800 + Int64(random.next() % 6_311_433_600)
+            let whole = JSONCoding.formatTimestamp(Date(timeIntervalSince1970: Double(seconds))).prefix(19)
+            let digits = Int(random.next() % 10)
+            let fraction =
+                digits == 0 ? "" : "." + String(format: "%09llu", random.next() % 1_000_000_000).prefix(digits)
+            let minutes = Int(random.next() % 2_161) - 1_080
+            let offset =
+                minutes == 0
+                ? "Z" : (minutes < 0 ? "-" : "+") + String(format: "%02d:%02d", abs(minutes) / 60, abs(minutes) % 60)
+            let text = "\(whole)\(fraction)\(offset)"
+            let ours = try #require(JSONCoding.parseTimestamp(text), "\(text)")
+            let foundations = try #require(
+                try? (digits == 0 ? Date.ISO8601FormatStyle() : style).parse(text), "\(text)")
+            #expect(
+                ExactTimestamp.microsecondsSince1970(ours) == ExactTimestamp.microsecondsSince1970(foundations),
+                "\(text)")
+        }
+    }
+
+    /// Every RFC 3339 spelling of a time is that time (`t` and `z` in either case, a fraction of
+    /// more than nine digits, cut there), and what is not RFC 3339 is refused: Foundation's parser
+    /// took the first three of the refused below, and refused the first two spellings.
+    @Test func everySpellingOfATimeParsesToItAndNothingElseParses() throws {
+        var random = SplitMix64(seed: 20_261_202)
+        for _ in 0..<1_000 {
+            let seconds = -2_208_988_800 + Int64(random.next() % 6_311_433_600)
+            let nanos = String(format: "%09llu", random.next() % 1_000_000_000)
+            let whole = JSONCoding.formatTimestamp(Date(timeIntervalSince1970: Double(seconds))).prefix(19)
+            let plain = try #require(JSONCoding.parseTimestamp("\(whole).\(nanos)Z"))
+            let (date, time) = (whole.prefix(10), whole.dropFirst(11))
+            for spelling in [
+                "\(date)t\(time).\(nanos)z", "\(date)T\(time).\(nanos)0Z", "\(date)t\(time).\(nanos)999999999999z",
+                "\(date)T\(time).\(nanos)\(nanos)+00:00", "\(date)T\(time).\(nanos)-00:00",
+            ] {
+                #expect(JSONCoding.parseTimestamp(spelling) == plain, "\(spelling)")
+            }
+        }
+        #expect(
+            JSONCoding.parseTimestamp("2026-01-04T12:00:00.5+01:30") == Date(timeIntervalSince1970: 1_767_522_600.5))
+        #expect(JSONCoding.parseTimestamp("2026-01-04T12:00:00-23:59") == Date(timeIntervalSince1970: 1_767_614_340))
+        for refused in [
+            "2026-01-04T12:00:00Zjunk", "2026-01-04T12:00:00.5+01:0012", "2026-01-04T12:00:00+01:00x",
+            "2026-01-04x12:00:00Z", "2026-01-04T12:00:00.Z", "2026-01-04T12:00:00.1234567891", "2026-01-04t12:00:00",
+            "2026-01-04 12:00:00Z", "2026-01-04T12:00:00+24:00", "2026-01-04T12:00:00+01:60",
+            "2026-01-04T12:00:00+0100",
+            "2026-01-04T12:00:00+01", "2026-01-04T12:00", "2026-01-04", "", "+2026-01-04T12:00:00Z",
+            "2026-1-04T12:00:00Z", "2026-01-04T12:00:00ZZ", "2026-01-04T12:00:00 Z", "２026-01-04T12:00:00Z",
+        ] {
+            #expect(JSONCoding.parseTimestamp(refused) == nil, "\(refused)")
+        }
+    }
+
     /// The hand-written formatter against Foundation's, over leap years, year ends and dates
     /// before 1970 (whole milliseconds plus 0.2 ms, where truncating and rounding agree).
     @Test func theTimestampFormatAgreesWithFoundation() {

@@ -103,27 +103,68 @@ package enum JSONCoding {
         }
     }
 
-    /// Accepts RFC 3339 date-times with or without fractional seconds. What the parser would
-    /// roll over into another time is refused: a leap second (`23:59:60`: nothing we store can
-    /// hold it) and a day the month does not have (`02-30`), since the client meant neither the
-    /// next minute nor March.
+    /// Year, month and day to a day count from 1970-01-01 (proleptic Gregorian; Howard
+    /// Hinnant's `days_from_civil`, the inverse of ``civilDate(daysSince1970:)``).
+    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let year = month <= 2 ? year - 1 : year
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yearOfEra = year - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// An RFC 3339 date-time (§5.6): `T` or `t`, a fraction of any number of digits (past the
+    /// ninth they are dropped: nothing we store holds less than a microsecond), and `Z`, `z` or
+    /// an offset in hours and minutes; nothing before or after it. What a parser would roll
+    /// over into another time is refused: a leap second (`23:59:60`: nothing we store can hold
+    /// it) and a day the month does not have (`02-30`), since the client meant neither the next
+    /// minute nor March. Read by hand: Foundation's ISO 8601 parser took what followed a time
+    /// (`…Zjunk`), read `+01:0012` as an offset with seconds, and refused a lowercase `t` and a
+    /// tenth fractional digit.
     package static func parseTimestamp(_ text: String) -> Date? {
-        let bytes = Array(text.utf8.prefix(19))
-        func number(_ range: Range<Int>) -> Int? {
-            guard bytes.count >= range.upperBound, bytes[range].allSatisfy({ (48...57).contains($0) }) else {
-                return nil
-            }
-            return Int(String(decoding: bytes[range], as: UTF8.self))
+        let bytes = Array(text.utf8)
+        func isDigit(_ index: Int) -> Bool { index < bytes.count && (48...57).contains(bytes[index]) }
+        func number(_ range: Range<Int>) -> Int64? {
+            guard range.allSatisfy(isDigit) else { return nil }
+            return range.reduce(0) { $0 * 10 + Int64(bytes[$1] - 48) }
         }
-        guard bytes.count == 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+        func byte(_ index: Int, _ allowed: String) -> Bool {
+            index < bytes.count && allowed.utf8.contains(bytes[index])
+        }
+        guard byte(4, "-"), byte(7, "-"), byte(10, "Tt"), byte(13, ":"), byte(16, ":"),
             let year = number(0..<4), let month = number(5..<7), (1...12).contains(month),
-            let day = number(8..<10), day >= 1, day <= daysIn(month: month, of: year),
+            let day = number(8..<10), day >= 1, day <= daysIn(month: Int(month), of: Int(year)),
             let hour = number(11..<13), hour < 24, let minute = number(14..<16), minute < 60,
             let second = number(17..<19), second < 60
         else { return nil }
-        return (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
-            ?? (try? Date.ISO8601FormatStyle().parse(text))
+        var index = 19
+        var nanoseconds: Int64 = 0
+        if byte(index, ".") {
+            index += 1
+            let digits = bytes[index...].prefix { (48...57).contains($0) }.count
+            guard digits > 0 else { return nil }
+            let kept = min(digits, 9)
+            nanoseconds = (number(index..<index + kept) ?? 0) * (0..<(9 - kept)).reduce(1) { value, _ in value * 10 }
+            index += digits
+        }
+        var offset: Int64 = 0
+        if byte(index, "Zz") {
+            index += 1
+        } else if byte(index, "+-"), byte(index + 3, ":"), let hours = number(index + 1..<index + 3), hours < 24,
+            let minutes = number(index + 4..<index + 6), minutes < 60
+        {
+            offset = (hours * 3600 + minutes * 60) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
+            index += 6
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = daysSince1970(year: year, month: month, day: day)
+        // Counted from 2001, `Date`'s own epoch, so the whole seconds are exact (as
+        // `ExactTimestamp` counts them) and only the fraction's sum is rounded.
+        let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset - 978_307_200
+        return Date(timeIntervalSinceReferenceDate: Double(seconds) + Double(nanoseconds) / 1_000_000_000)
     }
 }
 

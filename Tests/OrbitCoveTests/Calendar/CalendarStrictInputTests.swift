@@ -30,6 +30,28 @@ import Testing
         }
     }
 
+    /// RFC 3339 lets `t` and `z` be lowercase and a fraction have any number of digits;
+    /// Foundation's parser refused a lowercase `t` and a tenth digit, so both were a 400 (found
+    /// by a hostile probe). Each form is now the time it names, in a body and in a window.
+    @Test func everyRFC3339FormOfATimeIsTaken() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let event = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Lower","startsAt":"2031-05-04t18:30:00.1234567891234z","endsAt":"2031-05-04t22:00:00+02:00"}"#
+            )
+            #expect(JSONCoding.formatTimestamp(event.startsAt) == "2031-05-04T18:30:00.123Z")
+            #expect(event.endsAt.map(JSONCoding.formatTimestamp) == "2031-05-04T20:00:00.000Z")
+            let window = try await api.window(
+                club, "2031-05-04t00:00:00.0000000001z", "2031-05-05T00:00:00.99999999999Z", as: coach)
+            #expect(window.map(\.id) == [event.id])
+            let before = try await api.window(
+                club, "2031-05-04t20:00:00.5000000001z", "2031-05-05T00:00:00Z", as: coach)
+            #expect(before.isEmpty)
+        }
+    }
+
     /// `23:59:60` (a leap second) was read as the next day's midnight: now a 400 naming the
     /// field, wherever a time is taken.
     @Test func aLeapSecondIsRefusedByName() async throws {
