@@ -102,4 +102,6 @@ package enum StreamCloseCode: UInt16, Sendable {
     case tooSlow = 4002
     /// The user already has as many streams open as allowed.
     case tooManyStreams = 4003
+    /// The account was erased while the stream was open: do not reconnect.
+    case accountDeleted = 4004
 }

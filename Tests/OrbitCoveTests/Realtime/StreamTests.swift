@@ -436,6 +436,39 @@ import WSClient
         }
     }
 
+    /// An access token outlives its account by up to its 15 minutes. It got stream tickets, and
+    /// a stream it opened failed on its first read of the log with `1011`, which asks a client
+    /// to reconnect: it reconnected into the same failure until the token expired. Now a ticket
+    /// and an upgrade are refused as every other request is, `401 ACCOUNT_DELETED`, and a stream
+    /// whose account is erased while it is open is closed with `4004`.
+    @Test func aTokenThatOutlivedItsAccountOpensNoStream() async throws {
+        try await CoreHarness.run { api in
+            let (_, club, ada) = try await api.clubWithOneMember()
+            let token = try await Self.syncToken(api, club, as: ada)
+            try await Self.run(api) { ports in
+                let http = HTTPClientProbe(port: ports[0])
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                let issued = try await http.post("/api/v1/me/stream-tickets", token: ada.token)
+                let ticket = try JSONCoding.decoder.decode(DataOnly<StreamTicket>.self, from: issued.body).data
+                try await withTestDatabase { database in
+                    _ = try await database.systemQuery("UPDATE users SET deleted_at = NOW() WHERE id = \(ada.id)")
+                }
+                for reply in [
+                    try await http.post("/api/v1/me/stream-tickets", token: ada.token),
+                    try await http.get("/api/v1/me/stream", token: ada.token, upgrade: true),
+                    try await http.get("/api/v1/me/stream?ticket=\(ticket.ticket)", upgrade: true),
+                ] {
+                    #expect(reply.status == 401 && reply.errorCode == "ACCOUNT_DELETED")
+                }
+                // The open stream reads the log for a subscription, and is closed for good.
+                try stream.subscribe(club.id, from: token)
+                let closed = try await stream.end()
+                #expect(closed.map { UInt16(webSocketErrorCode: $0.closeCode) } == 4004)
+            }
+        }
+    }
+
     @Test func framesThatAreNotStreamFramesCloseTheStreamWithACode() async throws {
         try await CoreHarness.run { api in
             let ada = try await api.signIn("Ada")

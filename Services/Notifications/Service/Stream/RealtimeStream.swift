@@ -53,9 +53,11 @@ struct RealtimeStream {
     func register(on router: Router<AppRequestContext>) {
         let tickets = self.tickets
         let verifier = self.verifier
+        let log = self.log
         router.post("/api/v1/me/stream-tickets") { request, context in
             _ = try context.requireUser()
             let (userId, expiresAt) = try await verifier.verifiedBearer(request.headers[.authorization] ?? "")
+            try await log.requireAccount(of: userId)
             return try Response.data(
                 try await tickets.issue(for: userId, until: expiresAt), status: .created, requestId: context.requestId)
         }
@@ -93,6 +95,7 @@ struct RealtimeStream {
         do {
             if let authorization = request.headerFields[.authorization] {
                 let (userId, expiresAt) = try await verifier.verifiedBearer(authorization)
+                try await log.requireAccount(of: userId)
                 return .success(StreamIdentity(userId: userId, expiresAt: expiresAt))
             }
             let query = URLComponents(string: request.path ?? "")?.queryItems ?? []
@@ -107,11 +110,13 @@ struct RealtimeStream {
             guard let (userId, expiresAt) = try await tickets.redeem(ticket) else {
                 throw APIError.unauthenticated("TICKET_INVALID", "The stream ticket is unknown, used or expired")
             }
+            try await log.requireAccount(of: userId)
             return .success(StreamIdentity(userId: userId, expiresAt: expiresAt))
         } catch let error as APIError {
             return .failure(error)
         } catch {
-            return .failure(APIError.unavailable("Stream tickets are unavailable; try again"))
+            // Redis (the ticket) or PostgreSQL (the account) did not answer.
+            return .failure(APIError.unavailable("The stream is unavailable; try again"))
         }
     }
 
@@ -178,7 +183,10 @@ struct RealtimeStream {
             }
         } catch is CancellationError {
         } catch {
-            if let code = Self.refusal(in: error) {
+            if StreamLog.isAccountDeleted(error) {
+                // Erased while the stream was open: reconnecting would not help.
+                ending = (.unknown(StreamCloseCode.accountDeleted.rawValue), "This account has been deleted")
+            } else if let code = Self.refusal(in: error) {
                 // The library refused a client frame (a text frame that is not UTF-8): its code.
                 ending = (code, "The frame was refused")
             } else {

@@ -25,6 +25,21 @@ struct StreamLog: Sendable {
         var tooManyChanges: Set<UUID> = []
     }
 
+    /// Refuses an account erased since its access token was issued (tokens are checked by
+    /// signature and expiry alone): entering as the user is what refuses it
+    /// (`app_enter_as_user`, migration 0076), so a stream is never opened or ticketed for one.
+    func requireAccount(of userId: UUID) async throws {
+        do {
+            try await database.transaction(scope: .user(userId)) { _ in }
+        } catch let error as PSQLError where Self.isAccountDeleted(error) {
+            throw APIError.accountDeleted
+        }
+    }
+
+    static func isAccountDeleted(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == Database.accountDeleted
+    }
+
     /// One snapshot for all of it (REPEATABLE READ): the user's communities now, and for each
     /// community given a position that the user is still in, the changes that snapshot sees and
     /// the position did not.
