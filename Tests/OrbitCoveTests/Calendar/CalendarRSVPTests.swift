@@ -227,10 +227,18 @@ import Testing
                 }
                 #expect(try await eventually { holderId.withLock { $0 } != nil })
                 let held = try #require(holderId.withLock { $0 })
-                // The answer's hold waits for it...
+                // The answer's hold waits for it (its own backend, by pid: another session waiting
+                // on the series row would otherwise pass for it, and the check below would then
+                // run before the hold had taken anything)...
+                let answerPid = Mutex<Int32?>(nil)
                 let answer = Task {
                     try await withTestDatabase { database in
                         try await database.transaction(userId: ada.id) { connection in
+                            for try await pid in try await connection.query(
+                                "SELECT pg_backend_pid()", logger: TestEnvironment.logger
+                            ).decode(Int32.self) {
+                                answerPid.withLock { $0 = pid }
+                            }
                             try await connection.run(
                                 "SELECT * FROM calendar_hold_event(\(series.id), \(start)::timestamptz)",
                                 logger: TestEnvironment.logger)
@@ -239,10 +247,12 @@ import Testing
                 }
                 #expect(
                     try await eventually {
-                        try await !owner.systemQuery(
+                        guard let pid = answerPid.withLock({ $0 }) else { return false }
+                        return try await !owner.systemQuery(
                             """
                             SELECT 1 FROM pg_locks
-                            WHERE locktype = 'transactionid' AND transactionid::text = \(held) AND NOT granted
+                            WHERE pid = \(pid) AND locktype = 'transactionid' AND transactionid::text = \(held)
+                              AND NOT granted
                             """
                         ).isEmpty
                     })
