@@ -90,6 +90,11 @@ struct LedgerExport: Sendable {
 
     /// One record: fields with a comma, a quote or a line break are quoted (quotes doubled), and
     /// a text a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR) starts with `'`.
+    /// Looked for by Unicode scalar, not by `Character`: `"\r\n"` is one `Character`, equal to
+    /// neither `"\r"` nor `"\n"`, and a description with one went out unquoted, splitting its
+    /// record and starting the next line with whatever followed it (found by a hostile probe:
+    /// `=cmd|…` as a record's first cell, past the formula guard). `LedgerExportTests` holds
+    /// records to what Python's `csv` module reads.
     static func line(_ fields: [String]) -> String {
         fields.map { field in
             var text = field
@@ -98,7 +103,9 @@ struct LedgerExport: Sendable {
             {
                 text = "'" + text
             }
-            guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+            guard text.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+                return text
+            }
             return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }.joined(separator: ",") + "\r\n"
     }
