@@ -89,9 +89,12 @@ import Testing
             let fraction =
                 digits == 0 ? "" : "." + String(format: "%09llu", random.next() % 1_000_000_000).prefix(digits)
             let minutes = Int(random.next() % 2_161) - 1_080
+            // `+01:00` (RFC 3339), `+0100` and, for whole hours, `+01` (ISO 8601's other forms).
+            let form = minutes % 60 == 0 ? ["%02d:%02d", "%02d%02d", "%02d"] : ["%02d:%02d", "%02d%02d"]
+            let pattern = form[Int(random.next() % UInt64(form.count))]
             let offset =
                 minutes == 0
-                ? "Z" : (minutes < 0 ? "-" : "+") + String(format: "%02d:%02d", abs(minutes) / 60, abs(minutes) % 60)
+                ? "Z" : (minutes < 0 ? "-" : "+") + String(format: pattern, abs(minutes) / 60, abs(minutes) % 60)
             let text = "\(whole)\(fraction)\(offset)"
             let ours = try #require(JSONCoding.parseTimestamp(text), "\(text)")
             let foundations = try #require(
@@ -103,8 +106,9 @@ import Testing
     }
 
     /// Every RFC 3339 spelling of a time is that time (`t` and `z` in either case, a fraction of
-    /// more than nine digits, cut there), and what is not RFC 3339 is refused: Foundation's parser
-    /// took the first three of the refused below, and refused the first two spellings.
+    /// more than nine digits, cut there, and ISO 8601's `+0100` and `+01` beside `+01:00`), and
+    /// what is not one is refused: Foundation's parser took the first three of the refused below
+    /// (the second as an offset with seconds), and refused all but the last of the spellings.
     @Test func everySpellingOfATimeParsesToItAndNothingElseParses() throws {
         var random = SplitMix64(seed: 20_261_202)
         for _ in 0..<1_000 {
@@ -123,12 +127,18 @@ import Testing
         #expect(
             JSONCoding.parseTimestamp("2026-01-04T12:00:00.5+01:30") == Date(timeIntervalSince1970: 1_767_522_600.5))
         #expect(JSONCoding.parseTimestamp("2026-01-04T12:00:00-23:59") == Date(timeIntervalSince1970: 1_767_614_340))
+        for offset in ["+0130", "+01:30"] {
+            #expect(
+                JSONCoding.parseTimestamp("2026-01-04T12:00:00\(offset)") == Date(timeIntervalSince1970: 1_767_522_600))
+        }
+        #expect(JSONCoding.parseTimestamp("2026-01-04T12:00:00-01") == Date(timeIntervalSince1970: 1_767_531_600))
         for refused in [
             "2026-01-04T12:00:00Zjunk", "2026-01-04T12:00:00.5+01:0012", "2026-01-04T12:00:00+01:00x",
             "2026-01-04x12:00:00Z", "2026-01-04T12:00:00.Z", "2026-01-04T12:00:00.1234567891", "2026-01-04t12:00:00",
             "2026-01-04 12:00:00Z", "2026-01-04T12:00:00+24:00", "2026-01-04T12:00:00+01:60",
-            "2026-01-04T12:00:00+0100",
-            "2026-01-04T12:00:00+01", "2026-01-04T12:00", "2026-01-04", "", "+2026-01-04T12:00:00Z",
+            "2026-01-04T12:00:00+0160", "2026-01-04T12:00:00+010", "2026-01-04T12:00:00+01:0",
+            "2026-01-04T12:00:00+01:", "2026-01-04T12:00:00+1", "2026-01-04T12:00:00+01:00:00",
+            "2026-01-04T12:00:00UTC", "2026-01-04T12:00", "2026-01-04", "", "+2026-01-04T12:00:00Z",
             "2026-1-04T12:00:00Z", "2026-01-04T12:00:00ZZ", "2026-01-04T12:00:00 Z", "２026-01-04T12:00:00Z",
         ] {
             #expect(JSONCoding.parseTimestamp(refused) == nil, "\(refused)")

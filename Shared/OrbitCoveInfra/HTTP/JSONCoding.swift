@@ -17,7 +17,7 @@ package enum JSONCoding {
             let text = try container.decode(String.self)
             guard let date = parseTimestamp(text) else {
                 throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "expected an ISO 8601 date-time")
+                    in: container, debugDescription: "expected an RFC 3339 date-time")
             }
             return date
         }
@@ -116,7 +116,8 @@ package enum JSONCoding {
 
     /// An RFC 3339 date-time (§5.6): `T` or `t`, a fraction of any number of digits (past the
     /// ninth they are dropped: nothing we store holds less than a microsecond), and `Z`, `z` or
-    /// an offset in hours and minutes; nothing before or after it. What a parser would roll
+    /// an offset in hours and minutes (`+01:00`, or as ISO 8601 also writes it, `+0100` or
+    /// `+01`); nothing before or after it. What a parser would roll
     /// over into another time is refused: a leap second (`23:59:60`: nothing we store can hold
     /// it) and a day the month does not have (`02-30`), since the client meant neither the next
     /// minute nor March. Read by hand: Foundation's ISO 8601 parser took what followed a time
@@ -151,11 +152,19 @@ package enum JSONCoding {
         var offset: Int64 = 0
         if byte(index, "Zz") {
             index += 1
-        } else if byte(index, "+-"), byte(index + 3, ":"), let hours = number(index + 1..<index + 3), hours < 24,
-            let minutes = number(index + 4..<index + 6), minutes < 60
-        {
-            offset = (hours * 3600 + minutes * 60) * (bytes[index] == UInt8(ascii: "-") ? -1 : 1)
-            index += 6
+        } else if byte(index, "+-"), let hours = number(index + 1..<index + 3), hours < 24 {
+            // `+01:00` as RFC 3339 has it; `+0100` and `+01` as ISO 8601 also writes them (and
+            // Foundation's format style does by default, so Swift clients send them).
+            let sign: Int64 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            let colon = byte(index + 3, ":") ? 1 : 0
+            var minutes: Int64 = 0
+            index += 3
+            if colon == 1 || isDigit(index) {
+                guard let written = number(index + colon..<index + colon + 2), written < 60 else { return nil }
+                minutes = written
+                index += colon + 2
+            }
+            offset = sign * (hours * 3600 + minutes * 60)
         } else {
             return nil
         }

@@ -46,9 +46,13 @@ import Testing
             let window = try await api.window(
                 club, "2031-05-04t00:00:00.0000000001z", "2031-05-05T00:00:00.99999999999Z", as: coach)
             #expect(window.map(\.id) == [event.id])
-            let before = try await api.window(
-                club, "2031-05-04t20:00:00.5000000001z", "2031-05-05T00:00:00Z", as: coach)
-            #expect(before.isEmpty)
+            // The fraction counts: the event starts at .123457 (to the microsecond), so a window
+            // ending at .124 shows it and one ending at .123 does not.
+            let after = try await api.window(
+                club, "2031-05-04t18:00:00z", "2031-05-04t18:30:00.1240000000001z", as: coach)
+            #expect(after.map(\.id) == [event.id])
+            let at = try await api.window(club, "2031-05-04t18:00:00z", "2031-05-04t18:30:00.1230000000001z", as: coach)
+            #expect(at.isEmpty)
         }
     }
 

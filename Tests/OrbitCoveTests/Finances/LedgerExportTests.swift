@@ -5,13 +5,14 @@ import Testing
 
 /// The ledger export's records beside Python's `csv` module, the reader a spreadsheet's import
 /// behaves like: random fields of the characters that matter to CSV (commas, quotes, CR, LF and
-/// CR LF, the formula starters, letters that combine with them), each record read back as the
-/// fields it was written from, a formula's `'` included. (Records of two fields or more, as
-/// every export's are: a record of one empty field is an empty line, which a reader skips.)
+/// CR LF, the formula starters, and combining marks and joiners, which make one `Character` of
+/// a quote or a line break and what follows it), each record read back as the fields it was
+/// written from, a formula's `'` included. (Records of two fields or more, as every export's
+/// are: a record of one empty field is an empty line, which a reader skips.)
 @Suite struct LedgerExportTests {
     static let pieces = [
         ",", "\"", "\r", "\n", "\r\n", "=", "+", "-", "@", "\t", "a", "é", "e\u{301}", " ", "1", ".", "'", "😀",
-        "\u{2028}", "\u{85}",
+        "\u{2028}", "\u{85}", "\u{301}", "\u{200D}",
     ]
 
     /// What `LedgerExport.line` is meant to write for `field`: the field, with `'` before it if

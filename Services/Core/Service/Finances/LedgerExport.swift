@@ -93,8 +93,8 @@ struct LedgerExport: Sendable {
     /// Looked for by Unicode scalar, not by `Character`: `"\r\n"` is one `Character`, equal to
     /// neither `"\r"` nor `"\n"`, and a description with one went out unquoted, splitting its
     /// record and starting the next line with whatever followed it (found by a hostile probe:
-    /// `=cmd|…` as a record's first cell, past the formula guard). `LedgerExportTests` holds
-    /// records to what Python's `csv` module reads.
+    /// `=cmd|…` as a record's first cell, past the formula guard); quotes are doubled by scalar
+    /// for the same reason. `LedgerExportTests` holds records to what Python's `csv` module reads.
     static func line(_ fields: [String]) -> String {
         fields.map { field in
             var text = field
@@ -106,7 +106,16 @@ struct LedgerExport: Sendable {
             guard text.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
                 return text
             }
-            return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            // Doubled scalar by scalar too: a quote with a combining mark after it is one
+            // `Character`, which a replacement by `Character` would leave single.
+            var quoted = String.UnicodeScalarView()
+            quoted.append("\"")
+            for scalar in text.unicodeScalars {
+                quoted.append(scalar)
+                if scalar == "\"" { quoted.append(scalar) }
+            }
+            quoted.append("\"")
+            return String(quoted)
         }.joined(separator: ",") + "\r\n"
     }
 }

@@ -26,11 +26,14 @@ struct StreamLog: Sendable {
     }
 
     /// Refuses an account erased since its access token was issued (tokens are checked by
-    /// signature and expiry alone): entering as the user is what refuses it
-    /// (`app_enter_as_user`, migration 0076), so a stream is never opened or ticketed for one.
+    /// signature and expiry alone): entering as the user, which every read of the log does
+    /// first, is what refuses it (`app_enter_as_user`, migration 0076), so a stream is never
+    /// opened or ticketed for one. One statement of its own, outside a transaction.
     func requireAccount(of userId: UUID) async throws {
         do {
-            try await database.transaction(scope: .user(userId)) { _ in }
+            try await database.withConnection { connection in
+                try await connection.run("SELECT app_enter_as_user(\(userId))", logger: logger)
+            }
         } catch let error as PSQLError where Self.isAccountDeleted(error) {
             throw APIError.accountDeleted
         }
