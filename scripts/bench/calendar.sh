@@ -2,7 +2,8 @@
 # Calendar benchmark: the window read and the ICS feed through the gateway, beside pgbench
 # running the window read's SQL, in one run.
 #
-#   scripts/bench/calendar.sh [SECONDS] [CONNECTIONS] [ROUNDS] [FEED_BUILDS]   (15 16 3 20)
+#   scripts/bench/calendar.sh [SECONDS] [CONNECTIONS] [ROUNDS] [FEED_BUILDS] [ANSWERS_PER_SECOND]
+#                                                                              (15 16 3 20 5)
 #
 # Starts the local stack with release builds and rate limits raised out of the way (so stop
 # yours first: make down) and seeds three communities in Europe/Berlin with the same 20
@@ -24,6 +25,12 @@
 #            share and the service's;
 #   window-core: the same read straight to core on 127.0.0.1:8082, to show what the gateway
 #            and the megabyte it relays cost;
+#   window-answered: the window round while another member answers an instance in it through
+#            the gateway, yes then no, ANSWERS_PER_SECOND times a second
+#            (scripts/bench/window_answers.py): each answer changes the counts every read
+#            shows, so the next reads write the window again instead of taking the reader's
+#            copy of it (KnownWindows.ReaderCopy); the window round reads a calendar nobody
+#            answers, the best case. Its CPU figures include the answers' own work;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
 # per round, and once: FEED_BUILDS sequential full builds of that feed (about 5,000 VEVENTs).
 # Beside each run's rate, a `cpu=` line: the milliseconds of CPU each part of the stack (core,
@@ -38,6 +45,7 @@ SECONDS_PER_RUN=${1:-15}
 CONNECTIONS=${2:-16}
 ROUNDS=${3:-3}
 FEED_BUILDS=${4:-20}
+ANSWERS_PER_SECOND=${5:-5}
 PG_BIN=/usr/lib/postgresql/15/bin
 
 # shellcheck source=scripts/bench/lib.sh
@@ -55,6 +63,14 @@ TOKEN=$(curl -s -X POST -H 'content-type: application/json' -H 'x-real-ip: 10.78
     -d "{\"email\":\"$EMAIL\",\"displayName\":\"Bench member\"}" http://127.0.0.1:8081/api/v1/auth/dev |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["accessToken"])')
 REACH=$(date -u -d "$FROM - 32 days" +%FT%TZ)
+# The window-answered round's answerer: another member of the community, and the first series
+# instance of the window without a capacity (so answers move counts, not a waitlist: no
+# promotions and their notices counted against the reads).
+ANSWERER_EMAIL=$(owner_psql -c "SELECT u.email FROM members m JOIN users u ON u.id = m.user_id
+    WHERE m.community_id = '$COMMUNITY' AND m.user_id <> '$USER_ID' AND m.left_at IS NULL ORDER BY u.email LIMIT 1")
+ANSWERER_TOKEN=$(curl -s -X POST -H 'content-type: application/json' -H 'x-real-ip: 10.78.0.2' \
+    -d "{\"email\":\"$ANSWERER_EMAIL\",\"displayName\":\"Bench answerer\"}" http://127.0.0.1:8081/api/v1/auth/dev |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["accessToken"])')
 
 # EventStore.window's two statements, as Database.transaction(userId:) runs them once a window of
 # these rows is kept (KnownWindows): the digest of the candidate rows' versions, which is the
@@ -137,6 +153,12 @@ WINDOW_PATH="/api/v1/communities/$COMMUNITY/events?from=$FROM&to=$TO"
     report window
 } >"$work/window.lua"
 sed 's/client=window/client=window-core/' "$work/window.lua" >"$work/window-core.lua"
+sed 's/client=window/client=window-answered/' "$work/window.lua" >"$work/window-answered.lua"
+read -r ANSWERED_EVENT ANSWERED_INSTANCE < <(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080$WINDOW_PATH" |
+    python3 -c 'import json, sys
+events = json.load(sys.stdin)["data"]
+event = next(e for e in events if e.get("recurrenceId") and e.get("capacity") is None)
+print(event["id"], event["recurrenceId"])')
 ETAG=$(curl -s -D - -o "$work/feed.ics" "http://127.0.0.1:8080$FEED" | awk 'tolower($1) == "etag:" { print $2 }' | tr -d '\r')
 {
     echo "wrk.headers[\"If-None-Match\"] = '$ETAG'"
@@ -169,12 +191,28 @@ window_postgresnio() {
         --set digest_rows="$DIGEST_ROWS" --set digest_hash="$DIGEST_HASH" \
         --clients "$CONNECTIONS" --seconds "$SECONDS_PER_RUN" --mode extended --label postgresnio
 }
+# The window read while the answerer answers; the answers' own rates are printed after the rounds.
+window_answered() {
+    python3 scripts/bench/window_answers.py "$ANSWERER_TOKEN" "$COMMUNITY" "$ANSWERED_EVENT" "$ANSWERED_INSTANCE" \
+        "$SECONDS_PER_RUN" "$ANSWERS_PER_SECOND" >"$work/answers.out" &
+    local answerer=$!
+    wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window-answered.lua" http://127.0.0.1:8080
+    local status=0
+    wait "$answerer" || status=$?
+    cat "$work/answers.out" >>"$work/answers.log"
+    if ((status != 0)); then
+        echo "the answerer failed (every answer must land, or the round measured an unchanged calendar):" >&2
+        cat "$work/answers.out" >&2
+        return 1
+    fi
+}
 # Each run prints its rate and, on a `cpu=` line, the CPU each part spent per read (measured).
 for round in $(seq "$ROUNDS"); do
     measured window "$SECONDS_PER_RUN" "$results" \
         wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window.lua" http://127.0.0.1:8080
     measured window-core "$SECONDS_PER_RUN" "$results" \
         wrk -t 2 -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" -s "$work/window-core.lua" http://127.0.0.1:8082
+    measured window-answered "$SECONDS_PER_RUN" "$results" window_answered
     measured pgbench "$SECONDS_PER_RUN" "$results" window_pgbench
     measured postgresnio "$SECONDS_PER_RUN" "$results" window_postgresnio
     measured feed-304 "$SECONDS_PER_RUN" "$results" \
@@ -182,6 +220,9 @@ for round in $(seq "$ROUNDS"); do
 done
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio --no-cpu
+echo
+echo "answers during the window-answered rounds (the answerer's rate, sent, not answered 200):"
+cat "$work/answers.log" 2>/dev/null || true
 
 # Full feed builds, one at a time (no If-None-Match): what a calendar app's first fetch costs.
 for _ in $(seq "$FEED_BUILDS"); do
