@@ -114,12 +114,12 @@ package enum JSONCoding {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    /// An RFC 3339 date-time (§5.6): `T` or `t`, a fraction of any number of digits (past the
-    /// ninth they are dropped: nothing we store holds less than a microsecond), and `Z`, `z` or
-    /// an offset in hours and minutes (`+01:00`, or as ISO 8601 also writes it, `+0100` or
-    /// `+01`); nothing before or after it. What a parser would roll
-    /// over into another time is refused: a leap second (`23:59:60`: nothing we store can hold
-    /// it) and a day the month does not have (`02-30`), since the client meant neither the next
+    /// An RFC 3339 date-time (§5.6), taken to the nearest microsecond (as PostgreSQL keeps
+    /// times): `T` or `t`, a fraction of any number of digits (past the ninth they are
+    /// dropped), and `Z`, `z` or an offset in hours and minutes (`+01:00`, or as ISO 8601 also
+    /// writes it, `+0100` or `+01`); nothing before or after it. What a parser would roll over
+    /// into another time is refused: a leap second (`23:59:60`: nothing we store can hold it)
+    /// and a day the month does not have (`02-30`), since the client meant neither the next
     /// minute nor March. Read by hand: Foundation's ISO 8601 parser took what followed a time
     /// (`…Zjunk`), read `+01:0012` as an offset with seconds, and refused a lowercase `t` and a
     /// tenth fractional digit.
@@ -170,10 +170,14 @@ package enum JSONCoding {
         }
         guard index == bytes.count else { return nil }
         let days = daysSince1970(year: year, month: month, day: day)
-        // Counted from 2001, `Date`'s own epoch, so the whole seconds are exact (as
-        // `ExactTimestamp` counts them) and only the fraction's sum is rounded.
+        // The nearest microsecond (halves up), as PostgreSQL will keep it: every check made on
+        // the time (a deadline not after the start, 31 days at most, an instance of a series)
+        // then sees what is stored, not a fraction of a microsecond that is not. Counted from
+        // 2001, `Date`'s own epoch, so the whole seconds are exact and only the microseconds' sum
+        // is rounded (as `ExactTimestamp` counts them back).
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset - 978_307_200
-        return Date(timeIntervalSinceReferenceDate: Double(seconds) + Double(nanoseconds) / 1_000_000_000)
+        let microseconds = (nanoseconds + 500) / 1_000
+        return Date(timeIntervalSinceReferenceDate: Double(seconds) + Double(microseconds) / 1_000_000)
     }
 }
 

@@ -56,6 +56,35 @@ import Testing
         }
     }
 
+    /// A time is the microsecond it is kept as, wherever it is checked: a deadline four tenths
+    /// of a microsecond after the start was refused as after it, an instance named a tenth of a
+    /// microsecond late was not found, though both are stored as the start (a hostile probe's).
+    @Test func aTimeIsCheckedAsTheMicrosecondItIsKeptAs() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let events = "/api/v1/communities/\(club.id)/events"
+            let deadline = try await api.call(
+                .post, events, as: coach,
+                json: #"{"title":"x","startsAt":"2031-07-01T10:00:00Z","rsvpDeadline":"2031-07-01T10:00:00.0000004Z"}"#)
+            #expect(deadline.status == .created)
+            let month = try await api.call(
+                .post, events, as: coach,
+                json: #"{"title":"x","startsAt":"2031-07-01T10:00:00Z","endsAt":"2031-08-01T10:00:00.0000001Z"}"#)
+            #expect(month.status == .created)
+            let series = try await api.createEvent(
+                in: club, by: coach,
+                #"{"title":"Weekly","startsAt":"2031-07-07T09:00:00Z","recurrenceRule":"FREQ=WEEKLY;COUNT=5"}"#)
+            let instance = try await api.call(
+                .get, "\(events)/\(series.id)?recurrenceId=2031-07-14T09:00:00.0000001Z", as: coach)
+            #expect(instance.status == .ok)
+            let skipped = try await api.call(
+                .patch, "\(events)/\(series.id)", as: coach,
+                json: #"{"exceptionDates":["2031-07-21T09:00:00.0000001Z"]}"#)
+            #expect(skipped.status == .ok)
+        }
+    }
+
     /// `23:59:60` (a leap second) was read as the next day's midnight: now a 400 naming the
     /// field, wherever a time is taken.
     @Test func aLeapSecondIsRefusedByName() async throws {
