@@ -439,6 +439,34 @@ import Testing
             let reused = try await api.call(
                 .post, "/api/v1/communities", as: ada, json: #"{"name":"Other"}"#, headers: key)
             #expect(reused.status == .unprocessableContent && reused.errorCode == "IDEMPOTENCY_KEY_REUSED")
+            // The same JSON written another way (an offline queue encoding its request again:
+            // keys in another order, spaces, escapes, another spelling of a number) is the same
+            // request; a value that differs is not.
+            let spelled: HTTPFields = [.idempotencyKey: UUID().uuidString]
+            let name = "Spelled \(UUID().uuidString.prefix(6))"
+            let opening = #"{"name":"\#(name)","description":"Tom & Jerry","#
+            let written = try await api.call(
+                .post, "/api/v1/communities", as: ada,
+                json: opening + #""settings":{"rsvpNudgeHours":1,"duesReminderDays":[3,7]}}"#, headers: spelled)
+            #expect(written.status == .created)
+            for again in [
+                #" { "settings" : { "duesReminderDays" : [ 3 , 7 ] , "rsvpNudgeHours" : 1.0 } , "description" : "Tom \u0026 Jerry" , "name" : "\#(name)" } "#,
+                #"{"description":"Tom & Jerry","name":"\#(name)","settings":{"duesReminderDays":[3,7],"rsvpNudgeHours":1e0}}"#,
+            ] {
+                let retried = try await api.call(.post, "/api/v1/communities", as: ada, json: again, headers: spelled)
+                #expect(retried.status == .created && retried.headers[.idempotentReplayed] == "true")
+                #expect(try retried.data(Community.self).id == written.data(Community.self).id)
+            }
+            for other in [
+                #"{"name":"\#(name)","description":"Tom & Jerry","settings":{"rsvpNudgeHours":2,"duesReminderDays":[3,7]}}"#,
+                #"{"name":"\#(name)","description":"Tom & Jerry","settings":{"rsvpNudgeHours":1,"duesReminderDays":[7,3]}}"#,
+                #"{"name":"\#(name)","description":"Tom & Jerry "#,
+            ] {
+                let refused = try await api.call(.post, "/api/v1/communities", as: ada, json: other, headers: spelled)
+                #expect(refused.status == .unprocessableContent && refused.errorCode == "IDEMPOTENCY_KEY_REUSED")
+            }
+            let named = try await api.call(.get, "/api/v1/me/communities?limit=100", as: ada).page(Community.self)
+            #expect(named.items.filter { $0.name == name }.count == 1)
             // A refused request is an answer too: the retry gets the same refusal.
             let invalidKey: HTTPFields = [.idempotencyKey: UUID().uuidString]
             let invalid = try await api.call(

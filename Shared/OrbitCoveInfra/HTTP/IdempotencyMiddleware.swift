@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
+import OrbitCoveModels
 import PostgresNIO
 
 /// `Idempotency-Key` on POST: the first request with a key runs and its response is kept for
@@ -48,10 +49,7 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         }
         var request = request
         let body = try await request.collectBody(upTo: context.maxUploadSize)
-        var hasher = SHA256()
-        hasher.update(data: Data("\(request.method.rawValue) \(request.uri.path)\n".utf8))
-        hasher.update(data: Data(buffer: body))
-        let hash = hasher.finalize().lowerHex
+        let hash = Self.hash(request, body: body)
 
         let holder = IdempotencyClaim(userId: userId, key: key)
         if let earlier = try await claim(holder, hash: hash) {
@@ -71,6 +69,29 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             throw error
         }
         return try await settle(response, holder)
+    }
+
+    /// What makes two requests with one key the same request: the method, the path and the
+    /// body. A body read as JSON (declared so, not compressed) counts as the value it holds,
+    /// written one way (``JSONCoding/encoder``: keys sorted, no spaces, one escape and one
+    /// number form), so a client that encodes its request again before retrying (an offline
+    /// queue after a restart, keys in another order) retries the same request; any other body
+    /// counts as its bytes. (A JSON body already written that way counts as its bytes did
+    /// before: keys kept across a deployment still match.)
+    static func hash(_ request: Request, body: ByteBuffer) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data("\(request.method.rawValue) \(request.uri.path)\n".utf8))
+        let bytes = Data(buffer: body)
+        if Request.declaresJSON(request.headers[.contentType]),
+            Request.isUncoded(request.headers[values: .contentEncoding]), StrictJSON.problem(in: bytes) == nil,
+            let value = try? JSONCoding.decoder.decode(JSONValue.self, from: bytes),
+            let written = try? JSONCoding.encoder.encodeBytes(value)
+        {
+            hasher.update(data: written)
+        } else {
+            hasher.update(data: bytes)
+        }
+        return hasher.finalize().lowerHex
     }
 
     static let inProgress = APIError(
