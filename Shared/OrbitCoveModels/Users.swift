@@ -31,4 +31,13 @@ extension String {
     /// Length as a `VARCHAR(n)` column counts it: Unicode code points, not the grapheme
     /// clusters `count` gives (a flag emoji is one character but two code points).
     package var databaseLength: Int { unicodeScalars.count }
+
+    /// Whether it is one line, as a name or a title must be: no control character (line feed,
+    /// carriage return, tab, escape, NEL and the other C0 and C1 controls) and no Unicode line or
+    /// paragraph separator.
+    package var isOneLine: Bool {
+        !unicodeScalars.contains {
+            $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}"
+        }
+    }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import NIOCore
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
@@ -51,6 +53,65 @@ import Testing
                 try await api.call(.patch, "/api/v1/me", as: ada, json: #"{"displayName":"\#(fits)"}"#).status == .ok)
             let nul = try await api.call(.post, "/api/v1/communities", as: ada, json: #"{"name":"a\u0000b"}"#)
             #expect(nul.status == .badRequest && nul.fieldErrors.keys.contains("name"))
+        }
+    }
+
+    /// A name or a title is one line: it heads a list row, a push notification, an ICS
+    /// summary and a CSV cell, where a line break or another control character would start what
+    /// looks like a line of its own ("Ada\nYour account is locked"). Ends are trimmed as before.
+    @Test func namesAndTitlesAreOneLine() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: ada)
+            let dues = #""amount":5000,"currency":"EUR","dueDate":"2031-05-01","memberIds":["\#(ada.id)"]"#
+            let poll = #""type":"poll","pollData":{"options":["a","b"],"#
+            let routes: [(HTTPRequest.Method, String, (String) -> String, String)] = [
+                (.patch, "/api/v1/me", { #"{"displayName":"\#($0)"}"# }, "displayName"),
+                (.post, "/api/v1/communities", { #"{"name":"\#($0)"}"# }, "name"),
+                (.patch, "/api/v1/communities/\(club.id)", { #"{"name":"\#($0)"}"# }, "name"),
+                (.post, "/api/v1/me/family-members", { #"{"name":"\#($0)"}"# }, "name"),
+                (
+                    .post, "/api/v1/communities/\(club.id)/events",
+                    { #"{"title":"\#($0)","startsAt":"2031-05-01T15:00:00Z"}"# }, "title"
+                ),
+                (
+                    .post, "/api/v1/communities/\(club.id)/events",
+                    { #"{"title":"Game","locationName":"\#($0)","startsAt":"2031-05-01T15:00:00Z"}"# },
+                    "locationName"
+                ),
+                (.post, "/api/v1/communities/\(club.id)/dues", { #"{"name":"\#($0)",\#(dues)}"# }, "name"),
+                (
+                    .post, "/api/v1/communities/\(club.id)/posts", { #"{\#(poll)"question":"\#($0)"}}"# },
+                    "pollData.question"
+                ),
+                (
+                    .post, "/api/v1/communities/\(club.id)/posts",
+                    { #"{"type":"poll","pollData":{"question":"Q","options":["a","\#($0)"]}}"# }, "pollData.options"
+                ),
+            ]
+            for (method, path, body, field) in routes {
+                for broken in [
+                    #"Ada\nAdmin"#, #"Ada\r\nAdmin"#, #"Ada\tB"#, #"Ada\u0085B"#, "Ada\u{2028}B", #"Ada\u001bB"#,
+                ] {
+                    let reply = try await api.call(method, path, as: ada, json: body(broken))
+                    #expect(reply.status == .badRequest, "\(path) \(field) \(broken)")
+                    #expect(reply.fieldErrors[field]?.contains("one line") == true, "\(path) \(field) \(broken)")
+                }
+                let fine = try await api.call(method, path, as: ada, json: body(#"  Ada & Bea  \n"#))
+                #expect([.ok, .created].contains(fine.status), "\(path) \(field): \(fine.status)")
+            }
+            let me = try await api.call(.get, "/api/v1/me", as: ada).data(User.self)
+            #expect(me.displayName == "Ada & Bea")
+            // Signing in names its user too.
+            for name in [#"Eve\nAdmin"#, #"Eve\u0007"#] {
+                let reply = try await api.auth.executeRequest(
+                    uri: "/api/v1/auth/dev", method: .post,
+                    headers: [.realIP: TestEnvironment.uniqueClientAddress(), .contentType: "application/json"],
+                    body: ByteBuffer(
+                        string: #"{"email":"eve-\#(UUID().uuidString.prefix(6))@example.com","displayName":"\#(name)"}"#
+                    ))
+                #expect(reply.status == .badRequest, "\(name)")
+            }
         }
     }
 

@@ -30,6 +30,8 @@ package struct DevSignInRoutes {
             }
             if name.isEmpty || name.databaseLength > 100 || name.unicodeScalars.contains("\u{0}") {
                 problems["displayName"] = "must be 1 to 100 characters"
+            } else if !name.isOneLine {
+                problems["displayName"] = FieldReader.notOneLine
             }
             guard problems.isEmpty else { throw APIError.validation(problems) }
             let deviceName = try SessionRoutes.validatedDeviceName(body.deviceName)

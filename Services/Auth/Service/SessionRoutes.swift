@@ -49,6 +49,7 @@ struct SessionRoutes {
             guard (name?.databaseLength ?? 0) <= 100, name?.unicodeScalars.contains("\u{0}") != true else {
                 throw APIError.validation(["fullName": "at most 100 characters"])
             }
+            guard name?.isOneLine != false else { throw APIError.validation(["fullName": FieldReader.notOneLine]) }
             let identity: AppleIdentity
             do {
                 identity = try await apple.verify(body.identityToken, rawNonce: body.nonce)
@@ -94,6 +95,7 @@ struct SessionRoutes {
         guard name.databaseLength <= 100, !name.unicodeScalars.contains("\u{0}") else {
             throw APIError.validation(["deviceName": "at most 100 characters"])
         }
+        guard name.isOneLine else { throw APIError.validation(["deviceName": FieldReader.notOneLine]) }
         return name
     }
 }

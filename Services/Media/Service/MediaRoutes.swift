@@ -79,7 +79,7 @@ struct MediaRoutes {
         if reader.fields["purpose"] == nil { reader.problems["purpose"] = "is required" }
         // Both taken exactly as sent: a name with a newline or a type with a space is refused,
         // not trimmed into shape.
-        let filename = reader.text("filename", maxLength: 255, required: true).value
+        let filename = reader.line("filename", maxLength: 255, required: true).value
         if case .string(let raw) = reader.fields["filename"], filename != nil,
             raw != filename
                 || raw.unicodeScalars.contains(where: {

@@ -116,6 +116,20 @@ package struct FieldReader {
         }
     }
 
+    /// Like ``text(_:maxLength:required:)``, for a name or a title: one line
+    /// (``Swift/String/isOneLine`` once the ends are trimmed).
+    package mutating func line(_ key: String, maxLength: Int, required: Bool = false) -> Change<String> {
+        let value = text(key, maxLength: maxLength, required: required)
+        if case .set(let line) = value, !line.isOneLine {
+            problems[key] = Self.notOneLine
+            return .keep
+        }
+        return value
+    }
+
+    /// What ``line(_:maxLength:required:)`` says of a text that is not one line.
+    package static let notOneLine = "must be one line, without line breaks, tabs or other control characters"
+
     /// An http(s) URL of at most 500 characters (avatars, icons), exactly as sent: an empty
     /// string, one with whitespace or control characters anywhere, or one carrying a user name
     /// or password is not one (`null` clears, where that is allowed).

@@ -50,7 +50,7 @@ struct EventInput {
     }
 
     init(_ reader: inout FieldReader, creating: Bool) {
-        title = reader.text("title", maxLength: 200, required: creating)
+        title = reader.line("title", maxLength: 200, required: creating)
         if case .clear = title { reader.problems["title"] = "must not be empty" }
         description = reader.text("description", maxLength: 10_000)
         startsAt = Self.time("startsAt", &reader)
@@ -64,7 +64,7 @@ struct EventInput {
         default: endsAt = Self.time("endsAt", &reader).map { .set($0) } ?? .keep
         }
         allDay = reader.boolean("allDay")
-        locationName = reader.text("locationName", maxLength: 200)
+        locationName = reader.line("locationName", maxLength: 200)
         locationLat = reader.number("locationLat", in: -90...90)
         locationLng = reader.number("locationLng", in: -180...180)
         locationAddress = reader.text("locationAddress", maxLength: 1_000)

@@ -90,7 +90,10 @@ struct EventRoutes {
                 problems[name] = "is required (an ISO 8601 date-time with an offset)"
                 return nil
             }
-            // The window's end is exclusive: it may be the calendar's end itself.
+            // The window's end is exclusive: it may be the calendar's end itself. The parser
+            // gives the microsecond already; `ExactTimestamp` spells it as the driver reads rows'
+            // times back (counted from 2000, not 2001), so bounds and rows compare as equal when
+            // they are, and kept windows (`KnownWindows`) are keyed alike.
             guard let date = JSONCoding.parseTimestamp(text).map({ ExactTimestamp($0).date }),
                 EventInput.supported.contains(date) || (name == "to" && date == EventInput.supported.upperBound)
             else {

@@ -68,7 +68,7 @@ struct CommunityRoutes {
     {
         var reader = try await FieldReader.read(
             request, context: context, allowed: ["name", "description", "iconUrl", "settings"], nullClears: false)
-        let name = reader.text("name", maxLength: 100, required: true)
+        let name = reader.line("name", maxLength: 100, required: true)
         let description = reader.text("description", maxLength: 2000)
         let iconUrl = reader.url("iconUrl")
         let settings = CommunitySettings.merging(
@@ -87,7 +87,7 @@ struct CommunityRoutes {
         var reader = try await FieldReader.read(
             request, context: context, allowed: ["name", "description", "iconUrl", "iconMediaId", "settings"])
         var changes = CommunityStore.Changes()
-        changes.name = reader.text("name", maxLength: 100, required: reader.fields["name"] != nil).value
+        changes.name = reader.line("name", maxLength: 100, required: reader.fields["name"] != nil).value
         changes.description = reader.text("description", maxLength: 2000)
         changes.icon = reader.picture(url: "iconUrl", media: "iconMediaId", publicURL: publicURL)
         if let patch = reader.object("settings") {

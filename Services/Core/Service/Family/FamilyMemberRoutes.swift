@@ -18,7 +18,7 @@ struct FamilyMemberRoutes {
             let userId = try context.requireUser()
             var reader = try await FieldReader.read(
                 request, context: context, allowed: ["name", "avatarUrl"], nullClears: false)
-            let name = reader.text("name", maxLength: 100, required: true)
+            let name = reader.line("name", maxLength: 100, required: true)
             let avatarUrl = reader.url("avatarUrl")
             try reader.check()
             let member = try await store.create(for: userId, name: name.value ?? "", avatarUrl: avatarUrl.value)
@@ -29,7 +29,7 @@ struct FamilyMemberRoutes {
             let userId = try context.requireUser()
             let id = try context.familyMemberId()
             var reader = try await FieldReader.read(request, context: context, allowed: ["name", "avatarUrl"])
-            let name = reader.text("name", maxLength: 100, required: reader.fields["name"] != nil)
+            let name = reader.line("name", maxLength: 100, required: reader.fields["name"] != nil)
             let avatarUrl = reader.url("avatarUrl")
             try reader.check()
             let member = try await store.update(id, of: userId, name: name.value, avatarUrl: avatarUrl)

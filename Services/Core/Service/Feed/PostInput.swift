@@ -118,7 +118,7 @@ extension FieldReader {
         }
         var inner = FieldReader(
             object, allowed: ["question", "options", "allowMultiple", "closesAt"], nullClears: false)
-        let question = inner.text("question", maxLength: FeedLimits.pollQuestionLength, required: true).value
+        let question = inner.line("question", maxLength: FeedLimits.pollQuestionLength, required: true).value
         var options: [String]?
         switch inner.fields["options"] {
         case .array(let items) where FeedLimits.pollOptions.contains(items.count):
@@ -131,8 +131,10 @@ extension FieldReader {
                 else { break }
                 texts.append(text)
             }
-            if texts.count == items.count {
+            if texts.count == items.count, texts.allSatisfy(\.isOneLine) {
                 options = texts
+            } else if texts.count == items.count {
+                inner.problems["options"] = FieldReader.notOneLine
             } else {
                 inner.problems["options"] =
                     "must be distinct, non-empty texts of at most \(FeedLimits.pollOptionLength) characters"

@@ -129,7 +129,7 @@ struct DuesRoutes {
         var reader = try await FieldReader.read(
             request, context: context, allowed: creating ? createFields : editFields, nullClears: !creating)
         var input = DuesWriter.Input()
-        let name = reader.text("name", maxLength: FinanceLimits.duesNameLength, required: creating)
+        let name = reader.line("name", maxLength: FinanceLimits.duesNameLength, required: creating)
         if case .clear = name { reader.problems["name"] = "must not be empty" }
         input.name = name.value
         input.description = reader.text("description", maxLength: FinanceLimits.duesDescriptionLength)

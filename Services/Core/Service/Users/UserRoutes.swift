@@ -19,7 +19,7 @@ struct UserRoutes {
             let userId = try context.requireUser()
             var reader = try await FieldReader.read(
                 request, context: context, allowed: ["displayName", "avatarUrl", "avatarMediaId"])
-            let displayName = reader.text("displayName", maxLength: 100, required: reader.fields["displayName"] != nil)
+            let displayName = reader.line("displayName", maxLength: 100, required: reader.fields["displayName"] != nil)
             let avatar = reader.picture(url: "avatarUrl", media: "avatarMediaId", publicURL: publicURL)
             try reader.check()
             let user = try await store.update(

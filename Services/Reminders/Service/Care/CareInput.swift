@@ -43,7 +43,7 @@ enum CareInput {
 
     static func created(_ request: Request, context: some RequestContext, today: String) async throws -> Created {
         var reader = try await FieldReader.read(request, context: context, allowed: fields, nullClears: false)
-        let title = reader.text("title", maxLength: 200, required: true).value
+        let title = reader.line("title", maxLength: 200, required: true).value
         let notes = reader.text("notes", maxLength: 2_000).value
         let timeOfDay = clock(&reader, "timeOfDay", required: true)
         let startsOn = day(&reader, "startsOn") ?? today
@@ -60,7 +60,7 @@ enum CareInput {
     static func patch(_ request: Request, context: some RequestContext) async throws -> Patch {
         var reader = try await FieldReader.read(request, context: context, allowed: fields)
         var patch = Patch()
-        switch reader.text("title", maxLength: 200) {
+        switch reader.line("title", maxLength: 200) {
         case .set(let title): patch.title = title
         case .clear: reader.problems["title"] = "must not be empty"
         case .keep: break
