@@ -20,6 +20,32 @@ import Testing
                 .data(CommunitySync.self).syncToken
             let feed = try await api.call(.post, "/api/v1/me/calendar-feeds", as: ada, json: "{}").data(
                 CalendarFeed.self)
+            // Her payment handles, where she is a member and where she was one, and a phone she
+            // registered for pushes (a hostile probe's: both outlived the account, and Ben's
+            // balances still offered her Venmo and PayPal links).
+            let earlier = try await api.community(by: cleo)
+            try await api.join(ada, earlier, invitedBy: cleo)
+            for club in [shared, earlier] {
+                let handles = try await api.call(
+                    .patch, "/api/v1/communities/\(club.id)/members/me/payment-handles", as: ada,
+                    json: #"{"venmo":"ada-venmo","paypal":"adapays"}"#)
+                #expect(handles.status == .ok)
+            }
+            #expect(try await api.call(.post, "/api/v1/communities/\(earlier.id)/leave", as: ada).status == .noContent)
+            _ = try await FinanceTests.expense(
+                api, in: shared, by: ada, FinanceTests.equal(1_000, paidBy: ada, among: [ada, ben]))
+            let owed = try await api.call(.get, "/api/v1/communities/\(shared.id)/balances/simplified", as: ben)
+                .data([CurrencySettlement].self)
+            #expect(owed.first?.transfers.first?.payLinks.paypal != nil)
+            try await withTestDatabase { database in
+                try await database.transaction(scope: .system) { connection in
+                    try await connection.run(
+                        """
+                        INSERT INTO devices (token, user_id, environment, bundle_id)
+                        VALUES (\(String(repeating: "ad", count: 32)), \(ada.id), 'sandbox', 'app.orbitcove')
+                        """, logger: TestEnvironment.logger)
+                }
+            }
             #expect(try await api.call(.delete, "/api/v1/me", as: ada).status == .accepted)
             #expect(try await api.call(.delete, "/api/v1/me", as: cleo).status == .accepted)
 
@@ -47,6 +73,12 @@ import Testing
                 #expect(
                     try await count("SELECT count(*)::int FROM family_members WHERE user_id = \(ada.id)", in: database)
                         == 0)
+                #expect(
+                    try await count(
+                        "SELECT count(*)::int FROM members WHERE user_id = \(ada.id) AND payment_handles <> '{}'",
+                        in: database) == 0)
+                #expect(
+                    try await count("SELECT count(*)::int FROM devices WHERE user_id = \(ada.id)", in: database) == 0)
                 #expect(
                     try await count(
                         "SELECT count(*)::int FROM refresh_tokens WHERE user_id = \(ada.id) AND revoked_at IS NULL",
@@ -116,6 +148,11 @@ import Testing
             let members = try await api.call(.get, "/api/v1/communities/\(shared.id)/members", as: ben).page(
                 CommunityMember.self)
             #expect(members.items.map(\.userId) == [ben.id])
+            // What Ben owes her stays, without a way to pay her that was hers.
+            let settling = try await api.call(.get, "/api/v1/communities/\(shared.id)/balances/simplified", as: ben)
+                .data([CurrencySettlement].self)
+            let toAda = try #require(settling.first?.transfers.first { $0.to == ada.id })
+            #expect(toAda.payLinks.venmo == nil && toAda.payLinks.paypal == nil)
         }
     }
 

@@ -110,6 +110,12 @@ struct RetentionJobs: Service {
                 account.include(try await leave(membership, userId: userId, displayName: displayName, on: connection))
             }
             try await connection.run("DELETE FROM family_members WHERE user_id = \(userId)", logger: logger)
+            // Her ways of being paid, in every community she was ever in (balances show them as
+            // pay links to those she is owed by), and her phones' push tokens (migration 0079).
+            try await connection.run(
+                "UPDATE members SET payment_handles = '{}' WHERE user_id = \(userId) AND payment_handles <> '{}'",
+                logger: logger)
+            try await connection.run("DELETE FROM devices WHERE user_id = \(userId)", logger: logger)
             try await connection.run(
                 "UPDATE calendar_feeds SET revoked_at = NOW() WHERE user_id = \(userId) AND revoked_at IS NULL",
                 logger: logger)
