@@ -271,6 +271,62 @@ import Testing
         }
     }
 
+    /// A dependant deleted while an answer for them waits on the event: the answer's own check
+    /// of the dependant passed before, and the write is refused by the wall (the dependant is
+    /// no longer the guardian's) or by the key. Either is `404 FAMILY_MEMBER_NOT_FOUND`; a
+    /// hostile probe got `500` fifteen times in fifteen from the wall's refusal.
+    @Test func aDependantDeletedWhileTheirAnswerWaitsIsNotFound() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ben = try await api.signIn("Ben")
+            let club = try await api.community(by: coach)
+            try await api.join(ben, club, invitedBy: coach)
+            let event = try await api.createEvent(
+                in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-01T15:00:00Z"}"#)
+            let daughter = try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"Bea"}"#)
+                .data(FamilyMember.self)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                let release = AtomicFlag()
+                let holderId = Mutex<String?>(nil)
+                let holder = Task {
+                    try await owner.transaction(scope: .system) { connection in
+                        try await connection.run(
+                            "SELECT 1 FROM events WHERE id = \(event.id) FOR UPDATE", logger: TestEnvironment.logger)
+                        for try await id in try await connection.query(
+                            "SELECT pg_current_xact_id()::text", logger: TestEnvironment.logger
+                        ).decode(String.self) {
+                            holderId.withLock { $0 = id }
+                        }
+                        while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
+                    }
+                }
+                #expect(try await eventually { holderId.withLock { $0 } != nil })
+                let held = try #require(holderId.withLock { $0 })
+                let answer = Task {
+                    try await api.call(
+                        .post, "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp", as: ben,
+                        json: #"{"status":"yes","familyMemberId":"\#(daughter.id)"}"#)
+                }
+                // The answer, the only other session here, waits on the event's row...
+                #expect(
+                    try await eventually {
+                        try await !owner.systemQuery(
+                            """
+                            SELECT 1 FROM pg_locks
+                            WHERE locktype = 'transactionid' AND transactionid::text = \(held) AND NOT granted
+                            """
+                        ).isEmpty
+                    })
+                // ...while the dependant goes.
+                try await owner.systemQuery("DELETE FROM family_members WHERE id = \(daughter.id)")
+                release.set()
+                try await holder.value
+                let reply = try await answer.value
+                #expect(reply.status == .notFound && reply.errorCode == "FAMILY_MEMBER_NOT_FOUND", "\(reply.status)")
+            }
+        }
+    }
+
     /// An answer's statement writes its messages itself (`AnswerStatement`), completing the
     /// payload with what only the statement knows: `event.waitlist_promoted` for the answer it
     /// gave a place, the payload the notifications service decodes, with who was promoted, from

@@ -44,8 +44,29 @@ struct RSVPStore: Sendable {
             {
                 // The family member was deleted while the answer waited (migration 0077).
                 throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+                // So was it, when the wall refused the answer first (the row names a dependant
+                // who is no longer the guardian's) before the key could.
+                if let dependant = answer.familyMemberId,
+                    try await !isOwn(dependant, by: granted.userId)
+                {
+                    throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
+                }
+                throw error
             }
         }
+    }
+
+    /// Whether `dependant` is `user`'s family member, as committed now (in a transaction of its
+    /// own unless `connection` is one of `user`'s).
+    private func isOwn(_ dependant: UUID, by user: UUID, on connection: PostgresConnection? = nil) async throws -> Bool
+    {
+        guard let connection else {
+            return try await database.transaction(userId: user) { try await isOwn(dependant, by: user, on: $0) }
+        }
+        return try await !connection.query(
+            "SELECT 1 FROM family_members WHERE id = \(dependant) AND user_id = \(user)", logger: logger
+        ).collect().isEmpty
     }
 
     /// The SQLSTATE `calendar_answer` fails with when its author is no longer a member.
@@ -69,10 +90,7 @@ struct RSVPStore: Sendable {
                 throw CalendarErrors.partyTooLarge(capacity)
             }
             if let dependant = answer.familyMemberId {
-                let own = try await connection.query(
-                    "SELECT 1 FROM family_members WHERE id = \(dependant) AND user_id = \(user)", logger: logger
-                ).collect()
-                guard !own.isEmpty else {
+                guard try await isOwn(dependant, by: user, on: connection) else {
                     throw APIError.notFound("FAMILY_MEMBER_NOT_FOUND", "No such family member of yours")
                 }
             }
