@@ -1,6 +1,8 @@
 import Foundation
 import OrbitCoveInfra
 import OrbitCoveModels
+import PostgresNIO
+import Synchronization
 import Testing
 
 /// Two deletes of the same post, comment or event at once (a retry after a lost answer, two
@@ -38,6 +40,63 @@ import Testing
                     #expect(statuses.count(where: { $0 == 204 }) == 1, "\(path): \(statuses)")
                     #expect(statuses.allSatisfy { $0 == 204 || $0 == 404 }, "\(path): \(statuses)")
                 }
+            }
+        }
+    }
+
+    /// A poll deleted while a vote on it waits: the vote is `404 POST_NOT_FOUND` and leaves
+    /// nothing behind. A hostile probe got `500` six times in ten: the vote read the post,
+    /// wrote, then read the post again to answer with and found it gone.
+    @Test func aVoteOnAPollDeletedWhileItWaitsIsNotFound() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let ada = try await api.signIn("Ada")
+            let club = try await api.community(by: coach)
+            try await api.join(ada, club, invitedBy: coach)
+            let poll = try await FeedTests.post(
+                api, in: club, by: coach, #"{"type":"poll","pollData":{"question":"When?","options":["Sat","Sun"]}}"#)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                let release = AtomicFlag()
+                let holderId = Mutex<String?>(nil)
+                // Ada's vote, not yet committed by another session: hers waits on it.
+                let holder = Task {
+                    try await owner.transaction(scope: .system) { connection in
+                        try await connection.run(
+                            "INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(poll.id), \(ada.id), 0)",
+                            logger: TestEnvironment.logger)
+                        for try await id in try await connection.query(
+                            "SELECT pg_current_xact_id()::text", logger: TestEnvironment.logger
+                        ).decode(String.self) {
+                            holderId.withLock { $0 = id }
+                        }
+                        while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
+                        throw CancellationError()
+                    }
+                }
+                #expect(try await eventually { holderId.withLock { $0 } != nil })
+                let held = try #require(holderId.withLock { $0 })
+                let vote = Task {
+                    try await api.call(
+                        .post, "/api/v1/communities/\(club.id)/posts/\(poll.id)/votes", as: ada,
+                        json: #"{"optionIndexes":[0]}"#)
+                }
+                #expect(
+                    try await eventually {
+                        try await !owner.systemQuery(
+                            """
+                            SELECT 1 FROM pg_locks
+                            WHERE locktype = 'transactionid' AND transactionid::text = \(held) AND NOT granted
+                            """
+                        ).isEmpty
+                    })
+                try await owner.systemQuery("UPDATE posts SET deleted_at = now() WHERE id = \(poll.id)")
+                release.set()
+                _ = try? await holder.value
+                let reply = try await vote.value
+                #expect(reply.status == .notFound && reply.errorCode == "POST_NOT_FOUND")
+                let left = try await owner.systemQuery(
+                    "SELECT count(*)::int FROM poll_votes WHERE post_id = \(poll.id)")
+                #expect(try left.first?.decode(Int.self) == 0)
             }
         }
     }

@@ -93,10 +93,7 @@ extension PostWriter {
                 RETURNING 1
                 """, logger: logger)
             change.touched(max(1, removed + added))
-            guard let post = try await PostStore.post(postId, in: community.id, on: connection, logger: logger) else {
-                throw APIError.internalError
-            }
-            return post
+            return try await answer(postId, in: community.id, on: connection)
         }
     }
 

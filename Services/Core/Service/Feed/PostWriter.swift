@@ -138,10 +138,7 @@ struct PostWriter: Sendable {
                             userIds: told))
                 }
             }
-            guard let post = try await PostStore.post(postId, in: community.id, on: connection, logger: logger) else {
-                throw APIError.internalError
-            }
-            return post
+            return try await answer(postId, in: community.id, on: connection)
         }
     }
 
@@ -211,10 +208,7 @@ struct PostWriter: Sendable {
             change.audit(
                 "post.pinned", target: ("post", postId),
                 metadata: until.map { ["until": .string(JSONCoding.formatTimestamp($0))] } ?? [:])
-            guard let post = try await PostStore.post(postId, in: community.id, on: connection, logger: logger) else {
-                throw APIError.internalError
-            }
-            return post
+            return try await answer(postId, in: community.id, on: connection)
         }
     }
 
@@ -232,10 +226,19 @@ struct PostWriter: Sendable {
                 """, logger: logger)
             change.touched(unpinned)
             change.audit("post.unpinned", target: ("post", postId))
-            guard let post = try await PostStore.post(postId, in: community.id, on: connection, logger: logger) else {
-                throw APIError.internalError
-            }
-            return post
+            return try await answer(postId, in: community.id, on: connection)
         }
+    }
+}
+
+extension PostWriter {
+    /// The post as a write answers with it. Gone only when another request deleted it after this
+    /// one read it without a lock (a vote, an unpin that matched no row): `404`, and the write
+    /// goes back with its transaction.
+    func answer(_ postId: UUID, in communityId: UUID, on connection: PostgresConnection) async throws -> Post {
+        guard let post = try await PostStore.post(postId, in: communityId, on: connection, logger: logger) else {
+            throw FeedErrors.postNotFound
+        }
+        return post
     }
 }
