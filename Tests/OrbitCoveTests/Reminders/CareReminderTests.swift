@@ -79,7 +79,8 @@ import Testing
                 json: #"{"assigneeId":"\#(ada.id)"}"#
             ).data(CareOccurrence.self)
             #expect(reassigned.assigneeId == ada.id && reassigned.reassigned)
-            let snoozeUntil = Date().addingTimeInterval(3 * 3600)
+            // A snooze is later than the occurrence falls due (not due yet, it is put off).
+            let snoozeUntil = reassigned.dueAt.addingTimeInterval(3 * 3600)
             let snoozed = try await harness.call(
                 .patch, Self.path(club, "/\(walk.id)/occurrences/\(dayAfter)"), as: ben,
                 json: #"{"snoozeUntil":"\#(JSONCoding.formatTimestamp(snoozeUntil))"}"#
@@ -225,11 +226,15 @@ import Testing
             let never = try await harness.call(.post, Self.path(angeles), as: eve, json: once)
             #expect(never.status.code == 422 && never.errorCode == "UNSUPPORTED_RECURRENCE")
             let occurrence = Self.path(club, "/\(walk.id)/occurrences/\(Self.day(today, plus: 1))")
-            // A snooze into the past, a lead of a year, a non-member assignee, pending again.
+            // A snooze into the past, a lead of a year, a snooze to before the occurrence falls
+            // due (a hostile probe's: tomorrow's fell due for everyone two minutes later, "Due
+            // now"), a non-member assignee, pending again.
             let past = JSONCoding.formatTimestamp(Date().addingTimeInterval(-60))
             let year = JSONCoding.formatTimestamp(Date().addingTimeInterval(365 * 86_400))
+            let early = JSONCoding.formatTimestamp(Date().addingTimeInterval(120))
             for (body, field) in [
                 (#"{"snoozeUntil":"\#(past)"}"#, "snoozeUntil"), (#"{"snoozeUntil":"\#(year)"}"#, "snoozeUntil"),
+                (#"{"snoozeUntil":"\#(early)"}"#, "snoozeUntil"),
                 (#"{"assigneeId":"\#(eve.id)"}"#, "assigneeId"), (#"{"status":"pending"}"#, "status"), ("{}", "status"),
             ] {
                 let reply = try await harness.call(.patch, occurrence, as: ada, json: body)

@@ -217,6 +217,13 @@ struct CareStore: Sendable {
             }
             // Done is done: what was marked is not snoozed, reassigned or marked again.
             guard current.status == .pending else { throw ReminderErrors.alreadyMarked(current) }
+            // A snooze puts it off: to after it falls due, never sooner (an occurrence days
+            // ahead snoozed for two minutes would fall due for everyone then).
+            if let until = patch.snoozeUntil, until <= current.dueAt {
+                throw APIError.validation([
+                    "snoozeUntil": "must be after the occurrence falls due (\(JSONCoding.formatTimestamp(current.dueAt)))"
+                ])
+            }
             try await Self.requireMember(
                 patch.assigneeId.value, of: granted.communityId, on: connection, logger: logger)
             change.touched(
