@@ -220,9 +220,8 @@ struct CareStore: Sendable {
             // A snooze puts it off: to after it falls due, never sooner (an occurrence days
             // ahead snoozed for two minutes would fall due for everyone then).
             if let until = patch.snoozeUntil, until <= current.dueAt {
-                throw APIError.validation([
-                    "snoozeUntil": "must be after the occurrence falls due (\(JSONCoding.formatTimestamp(current.dueAt)))"
-                ])
+                let due = JSONCoding.formatTimestamp(current.dueAt)
+                throw APIError.validation(["snoozeUntil": "must be after the occurrence falls due (\(due))"])
             }
             try await Self.requireMember(
                 patch.assigneeId.value, of: granted.communityId, on: connection, logger: logger)
