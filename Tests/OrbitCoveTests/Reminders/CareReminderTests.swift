@@ -15,6 +15,40 @@ import Testing
         "/api/v1/communities/\(club.id)/reminders\(rest)"
     }
 
+    /// A reminder made while its maker is removed either is made and answered as made (`201`),
+    /// or is not made and the maker hears they are no longer a member. A hostile probe saw the
+    /// third outcome three times in four: made, and answered `404 REMINDER_NOT_FOUND`, since the
+    /// answer was read in a transaction of its own after the removal had committed.
+    @Test func aReminderMadeWhileItsMakerIsRemovedIsMadeOrRefusedAndSaidSo() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            var outcomes: [Int] = []
+            for round in 0..<8 {
+                let member = try await api.signIn("Member\(round)")
+                try await api.join(member, club, invitedBy: coach)
+                let title = "Ghost \(round) \(UUID().uuidString.prefix(6))"
+                async let made = harness.call(
+                    .post, Self.path(club), as: member,
+                    json: #"{"title":"\#(title)","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#)
+                async let removed = api.call(.delete, "/api/v1/communities/\(club.id)/members/\(member.id)", as: coach)
+                let (reply, removal) = try await (made, removed)
+                #expect(removal.status == .noContent)
+                let listed = try await harness.call(.get, Self.path(club) + "?limit=100", as: coach)
+                    .page(CareReminder.self).items.filter { $0.title == title }
+                outcomes.append(Int(reply.status.code))
+                if reply.status == .created {
+                    #expect(try reply.data(CareReminder.self).title == title && listed.count == 1)
+                } else {
+                    #expect(reply.status == .notFound && reply.errorCode == "COMMUNITY_NOT_FOUND", "\(reply.status)")
+                    #expect(listed.isEmpty, "\(reply.status) \(reply.errorCode ?? "")")
+                }
+            }
+            #expect(outcomes.allSatisfy { $0 == 201 || $0 == 404 }, "\(outcomes)")
+        }
+    }
+
     @Test func membersShareAReminderAndTheFirstToMarkAnOccurrenceWins() async throws {
         try await RemindersHarness.run { harness in
             let api = harness.api

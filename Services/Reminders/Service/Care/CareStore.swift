@@ -124,7 +124,9 @@ struct CareStore: Sendable {
     {
         try CareSchedule.requireOccurs(
             input.recurrenceRule, from: input.startsOn, in: granted.record.settings.timezone)
-        let id = try await writes.change(in: granted.communityId, by: granted.userId, request: request) {
+        // Answered as written, read before the commit: a maker removed meanwhile could no longer
+        // read it after.
+        let reminder = try await writes.change(in: granted.communityId, by: granted.userId, request: request) {
             change, connection in
             try await Self.requireMember(input.assigneeId, of: granted.communityId, on: connection, logger: logger)
             var created: UUID?
@@ -142,16 +144,17 @@ struct CareStore: Sendable {
             }
             guard let created else { throw APIError.forbidden }
             change.touched(1)
-            return created
+            return try await Self.reminder(created, in: granted.communityId, on: connection, logger: logger)
         }
-        await horizon.planCareNow(id)
-        return try await reminder(id, in: granted.communityId, viewer: granted.userId)
+        await horizon.planCareNow(reminder.id)
+        return reminder
     }
 
     func update(
         _ id: UUID, _ patch: CareInput.Patch, granted: CommunityGate.Granted, request: RequestFacts
     ) async throws -> CareReminder {
-        try await writes.change(in: granted.communityId, by: granted.userId, request: request) { change, connection in
+        let reminder = try await writes.change(in: granted.communityId, by: granted.userId, request: request) {
+            change, connection in
             let current = try await Self.reminder(id, in: granted.communityId, on: connection, logger: logger)
             if patch.recurrenceRule != nil || patch.startsOn != nil {
                 try CareSchedule.requireOccurs(
@@ -177,9 +180,10 @@ struct CareStore: Sendable {
                     WHERE id = \(id) AND community_id = \(granted.communityId) AND deleted_at IS NULL
                     RETURNING 1
                     """, logger: logger))
+            return try await Self.reminder(id, in: granted.communityId, on: connection, logger: logger)
         }
         await horizon.planCareNow(id)
-        return try await reminder(id, in: granted.communityId, viewer: granted.userId)
+        return reminder
     }
 
     /// Its creator or an admin; soft, so sync and the stream carry the deletion.
