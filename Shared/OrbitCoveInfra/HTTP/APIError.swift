@@ -28,8 +28,12 @@ package struct APIError: HTTPResponseError, CustomStringConvertible {
     package func response(from request: Request, context: some RequestContext) throws -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
-        let body = try JSONCoding.encoder.encodeBytes(ErrorEnvelope(code: code, message: message, details: details))
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: try envelope())))
+    }
+
+    /// The error envelope's bytes (`{"error":{…}}`).
+    package func envelope() throws -> [UInt8] {
+        try JSONCoding.encoder.encodeBytes(ErrorEnvelope(code: code, message: message, details: details))
     }
 }
 

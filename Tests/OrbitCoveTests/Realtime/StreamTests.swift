@@ -509,6 +509,45 @@ import WSClient
         }
     }
 
+    /// A handshake the stream cannot take is answered in the envelope, as RFC 6455 §4.2.2 asks:
+    /// `426` naming version 13 for another version (or none, or two), `400` for a key that is
+    /// not one 16-byte nonce. A hostile probe got the connection dropped (the gateway's `502`):
+    /// NIO's upgrader refuses such a handshake before the service sees it.
+    @Test func aHandshakeTheStreamCannotTakeIsAnsweredInTheEnvelope() async throws {
+        try await CoreHarness.run { api in
+            let ada = try await api.signIn("Ada")
+            try await Self.run(api) { ports in
+                let key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                for (headers, status, code) in [
+                    ("Sec-WebSocket-Version: 8\r\n" + key, 426, "UPGRADE_REQUIRED"),
+                    (key, 426, "UPGRADE_REQUIRED"),
+                    ("Sec-WebSocket-Version: thirteen\r\n" + key, 426, "UPGRADE_REQUIRED"),
+                    ("Sec-WebSocket-Version: 13\r\nSec-WebSocket-Version: 13\r\n" + key, 426, "UPGRADE_REQUIRED"),
+                    ("Sec-WebSocket-Version: 13, 8\r\n" + key, 426, "UPGRADE_REQUIRED"),
+                    ("Sec-WebSocket-Version: 13\r\n", 400, "BAD_REQUEST"),
+                    ("Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n", 400, "BAD_REQUEST"),
+                    ("Sec-WebSocket-Version: 13\r\n" + key + key, 400, "BAD_REQUEST"),
+                    ("Sec-WebSocket-Version: 13\r\n" + key, 101, nil),
+                ] {
+                    var upgrade = "GET /api/v1/me/stream HTTP/1.1\r\nHost: 127.0.0.1:\(ports[0])\r\n"
+                    upgrade += "X-Real-IP: \(TestEnvironment.uniqueClientAddress())\r\n"
+                    upgrade += "Authorization: Bearer \(ada.token)\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                    upgrade += headers + "\r\n"
+                    let (reply, _) = try await HTTPClientProbe(port: ports[0]).exchange(raw: Array(upgrade.utf8))
+                    let text = String(decoding: reply, as: UTF8.self)
+                    #expect(text.hasPrefix("HTTP/1.1 \(status) "), "\(headers): \(text.prefix(200))")
+                    if let code {
+                        #expect(text.contains(#""code":"\#(code)""#), "\(headers): \(text.prefix(400))")
+                        #expect(text.lowercased().contains("content-type: application/json"), "\(headers)")
+                    }
+                    if status == 426 {
+                        #expect(text.lowercased().contains("sec-websocket-version: 13\r\n"), "\(text.prefix(400))")
+                    }
+                }
+            }
+        }
+    }
+
     /// RFC 6455 §5.1: a server closes the connection on a client frame that is not masked,
     /// with `1002` (a hostile probe's: such a frame was served).
     @Test func anUnmaskedClientFrameClosesTheStreamWith1002() async throws {

@@ -102,6 +102,9 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableResponseHeaderValidation = false
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
                 configuration: configuration)
+            let decoder = try channel.pipeline.syncOperations.handler(
+                type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(HandshakeCheck(), position: .after(decoder))
             try channel.pipeline.syncOperations.addHandler(CloseOnParserError())
             return Value(negotiated: negotiated, channel: channel)
         }
@@ -136,8 +139,7 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
     private static func write(
         _ error: APIError, to http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
     ) async throws {
-        let body = try JSONCoding.encoder.encodeBytes(
-            ErrorEnvelope(code: error.code, message: error.message, details: error.details))
+        let body = try error.envelope()
         var fields = error.headers
         fields[.contentType] = "application/json; charset=utf-8"
         fields[.contentLength] = String(body.count)
@@ -149,6 +151,68 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                     .end(nil),
                 ])
         }
+    }
+}
+
+/// RFC 6455 §4.2.2's answers to a WebSocket handshake the upgrader could not take, in the
+/// error envelope: `426` with `Sec-WebSocket-Version: 13` for another version, none or several,
+/// and `400` for a `Sec-WebSocket-Key` that is not one base64 nonce of 16 bytes. NIO's upgrader
+/// checks both before asking the service, and drops the connection without a word when either
+/// fails (the gateway then answered `502`), so they are checked here first, between the HTTP
+/// decoder and the upgrader. The connection closes after the answer. Only a connection's first
+/// request may upgrade (the upgrader's rule), so the check leaves the pipeline once that request's
+/// head has passed: after an upgrade, frames' bytes come this way, which it must not read.
+private final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    private var refused = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        guard case .head(let head) = unwrapInboundIn(data), let error = Self.refusal(of: head.headers) else {
+            context.fireChannelRead(data)
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            return
+        }
+        refused = true
+        let body = (try? error.envelope()) ?? []
+        var headers = HTTPHeaders([
+            ("Content-Type", "application/json; charset=utf-8"), ("Content-Length", String(body.count)),
+            ("Connection", "close"),
+        ])
+        for field in error.headers { headers.add(name: field.name.rawName, value: field.value) }
+        let status = HTTPResponseStatus(statusCode: error.status.code)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Why a request asking to become a WebSocket cannot, or nil (it does not ask, or it can).
+    static func refusal(of headers: HTTPHeaders) -> APIError? {
+        func tokens(_ name: String) -> [Substring] {
+            headers[name].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces)[...] }
+        }
+        guard tokens("Upgrade").contains(where: { $0.lowercased() == "websocket" }),
+            tokens("Connection").contains(where: { $0.lowercased() == "upgrade" })
+        else { return nil }
+        guard tokens("Sec-WebSocket-Version") == ["13"] else {
+            return APIError(
+                .upgradeRequired, code: "UPGRADE_REQUIRED",
+                message: "The stream speaks WebSocket version 13: send Sec-WebSocket-Version: 13 once",
+                headers: [.secWebSocketVersion: "13"])
+        }
+        let keys = headers["Sec-WebSocket-Key"]
+        guard keys.count == 1, let key = keys.first, key.utf8.count == 24,
+            Data(base64Encoded: key)?.count == 16
+        else {
+            return APIError(
+                .badRequest, code: "BAD_REQUEST",
+                message: "A WebSocket handshake sends one Sec-WebSocket-Key: a base64 nonce of 16 bytes")
+        }
+        return nil
     }
 }
 
@@ -187,4 +251,10 @@ private final class ClientFramesAreMasked: ChannelInboundHandler {
             wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)), promise: nil)
         context.close(promise: nil)
     }
+}
+
+// swift-format-ignore: NeverForceUnwrap
+// The name is a valid header token, so the failable initialiser cannot fail.
+extension HTTPField.Name {
+    fileprivate static let secWebSocketVersion = Self("Sec-WebSocket-Version")!
 }
