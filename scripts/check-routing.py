@@ -169,6 +169,10 @@ def gateway_upstream_for_paths(paths, problems):
             # read as a server error to a client, and does to schemathesis).
             ("TRACE", urllib.request.Request(f"http://127.0.0.1:{gateway_port}/api/v1/me", method="TRACE"),
              405, "METHOD_NOT_ALLOWED"),
+            # The document nginx serves itself names its methods on a 405 (a hostile probe's).
+            ("POST to the document",
+             urllib.request.Request(f"http://127.0.0.1:{gateway_port}/api/v1/openapi.yaml", data=b"x", method="POST"),
+             405, "METHOD_NOT_ALLOWED"),
         ]:
             try:
                 urllib.request.urlopen(request, timeout=5)
@@ -179,6 +183,22 @@ def gateway_upstream_for_paths(paths, problems):
                 if error.code != status or f'"code":"{code}"' not in body or kind != "application/json":
                     problems.add(f"{what}: the gateway answered {error.code} {kind} {body[:80]!r}, "
                                  f"not the {status} envelope")
+                allow = error.headers.get("Allow")
+                if what == "POST to the document" and allow != "GET, HEAD":
+                    problems.add(f"{what}: Allow is {allow!r}, not 'GET, HEAD'")
+                if what == "TRACE" and allow is not None:
+                    problems.add(f"{what}: Allow is {allow!r} on a service's path, which nginx cannot know")
+        # A request line of another HTTP version gets 505 in the envelope, not nginx's HTML page
+        # (a hostile probe's): written as bytes, since no client library sends one.
+        with socket.create_connection(("127.0.0.1", gateway_port), timeout=5) as connection:
+            connection.sendall(b"GET /api/v1/me HTTP/2.0\r\nHost: x\r\n\r\n")
+            reply = b""
+            while chunk := connection.recv(65536):
+                reply += chunk
+        head, _, body = reply.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 505") or b'"code":"HTTP_VERSION_NOT_SUPPORTED"' not in body \
+                or b"content-type: application/json" not in head.lower():
+            problems.add(f"HTTP/2.0 request line: the gateway answered {reply[:200]!r}, not the 505 envelope")
         # QUERY is a method the services know (they answer it 405 with the path's Allow): it
         # passes the gateway (schemathesis sends it).
         try:
