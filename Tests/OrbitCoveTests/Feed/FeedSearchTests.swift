@@ -116,8 +116,14 @@ import Testing
                 path = "/api/v1/communities/\(club.id)/posts?q=kit&limit=2&cursor=\(next)"
             }
             #expect(seen.count == 5 && Set(seen) == Set(ours))
-            let empty = try await api.call(.get, "/api/v1/communities/\(club.id)/posts?q=%20", as: coach)
-            #expect(empty.fieldErrors["q"] != nil)
+            for blank in ["%20", "%20%20%20", "%09%0A", "%E2%80%83"] {
+                let empty = try await api.call(.get, "/api/v1/communities/\(club.id)/posts?q=\(blank)", as: coach)
+                #expect(empty.status == .badRequest && empty.fieldErrors["q"] != nil, "\(blank): \(empty.status)")
+            }
+            // A `+` is a plus (RFC 3986's query, which URLComponents writes), not a form's space:
+            // "C++" is searched as typed.
+            let pluses = try await api.call(.get, "/api/v1/communities/\(club.id)/posts?q=+++", as: coach)
+            #expect(pluses.status == .ok)
             // A cursor of one search does not page another.
             let first = try await api.call(.get, "/api/v1/communities/\(club.id)/posts?q=kit&limit=2", as: coach)
             let cursor = try #require(try first.page(Post.self).next)
