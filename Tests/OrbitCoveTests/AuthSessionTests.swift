@@ -263,6 +263,33 @@ import Testing
         }
     }
 
+    /// A token already spent (rotated, past the grace) is a stolen one at logout as at refresh:
+    /// its family is revoked and the logout refused, so it cannot end every session of its user
+    /// with `all=true` (a hostile probe's: an old token signed the user out everywhere).
+    @Test func aSpentTokenCannotLogEverySessionOut() async throws {
+        try await Self.authApp().test(.router) { client in
+            let ip = TestEnvironment.uniqueClientAddress()
+            let email = "spent-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+            let phone = try await devSignIn(client, email: email, ip: ip)
+            let tablet = try await devSignIn(client, email: email, ip: ip)
+            let phoneAgain = try #require(try await refresh(client, phone.refreshToken, ip: ip).session)
+            try await withTestDatabase { database in
+                try await database.transaction(scope: .system) { connection in
+                    try await connection.run(
+                        """
+                        UPDATE refresh_tokens SET rotated_at = rotated_at - interval '1 minute'
+                        WHERE user_id = \(phone.user.id) AND rotated_at IS NOT NULL
+                        """, logger: TestEnvironment.logger)
+                }
+            }
+            #expect(try await logout(client, phone.refreshToken, all: true, ip: ip) == .unauthorized)
+            // The thief's family is ended; the tablet's session is not.
+            #expect(
+                try await refresh(client, phoneAgain.refreshToken, ip: ip).error?.error.code == "REFRESH_TOKEN_REVOKED")
+            #expect(try await refresh(client, tablet.refreshToken, ip: ip).session != nil)
+        }
+    }
+
     // MARK: Rate limits and independent verification
 
     @Test func signInIsRateLimitedPerClientAddress() async throws {

@@ -118,15 +118,21 @@ package struct RefreshTokens: Sendable {
         return .rotated(userId: userId, familyId: familyId, token: successor)
     }
 
-    /// The owner and family of a token that is still live (not expired, not revoked).
-    func owner(of token: String, on connection: PostgresConnection) async throws -> (userId: UUID, familyId: UUID)? {
+    /// The owner and family of a token that is still live (not expired, not revoked), and
+    /// whether it was spent: rotated longer ago than the reuse grace, so only a thief still
+    /// holds it.
+    func owner(of token: String, on connection: PostgresConnection) async throws
+        -> (userId: UUID, familyId: UUID, spent: Bool)?
+    {
         let rows = try await connection.query(
             """
-            SELECT user_id, family_id FROM refresh_tokens
+            SELECT user_id, family_id,
+                   coalesce(rotated_at <= NOW() - make_interval(secs => \(Self.reuseGrace)), false) AS spent
+            FROM refresh_tokens
             WHERE token_hash = \(Self.hash(token)) AND revoked_at IS NULL AND expires_at > NOW()
             """, logger: logger)
-        for try await (userId, familyId) in rows.decode((UUID, UUID).self) {
-            return (userId, familyId)
+        for try await (userId, familyId, spent) in rows.decode((UUID, UUID, Bool).self) {
+            return (userId, familyId, spent)
         }
         return nil
     }

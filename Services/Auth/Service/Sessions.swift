@@ -50,6 +50,9 @@ package struct Sessions: Sendable {
             accessToken: try await issuer.accessToken(for: user.id), refreshToken: refreshToken, user: user)
     }
 
+    static let reusedToken = APIError.unauthenticated(
+        "REFRESH_TOKEN_REUSED", "This refresh token was already used; sign in again")
+
     /// Spends `presented` for a new pair. A reuse revokes the family (committed) and answers 401.
     func refresh(_ presented: String, ipAddress: String) async throws -> SessionResponse {
         let outcome: (RefreshTokens.Rotation, User?) = try await database.transaction(scope: .system) { connection in
@@ -79,8 +82,7 @@ package struct Sessions: Sendable {
                     "userId": .string(userId.lowercasedString),
                     "familyId": .string(familyId.lowercasedString),
                 ])
-            throw APIError.unauthenticated(
-                "REFRESH_TOKEN_REUSED", "This refresh token was already used; sign in again")
+            throw Self.reusedToken
         case (.expired, _):
             throw APIError.unauthenticated("REFRESH_TOKEN_EXPIRED", "The refresh token has expired; sign in again")
         case (.revoked, _):
@@ -92,15 +94,23 @@ package struct Sessions: Sendable {
 
     /// Ends the presented token's session, or with `everywhere` every session of its user.
     /// Logging out of an already ended session succeeds; an unknown token is a 401.
+    /// A token spent past the reuse grace is a stolen one here as at refresh: its family is
+    /// revoked (committed) and the logout refused, so it cannot end the user's other sessions.
     func logout(_ presented: String, everywhere: Bool, ipAddress: String) async throws {
-        try await database.transaction(scope: .system) { connection in
+        let reused = try await database.transaction(scope: .system) { connection -> Bool in
             guard let owner = try await refreshTokens.owner(of: presented, on: connection) else {
                 guard try await refreshTokens.isKnown(presented, on: connection) else {
                     throw APIError.unauthenticated("REFRESH_TOKEN_INVALID", "The refresh token is not valid")
                 }
-                return
+                return false
             }
-            if everywhere {
+            if owner.spent {
+                try await refreshTokens.revokeFamily(owner.familyId, reason: "reuse", on: connection)
+                try await AuditLog.record(
+                    "auth.refresh_token_reused", userId: owner.userId, targetType: "refresh_token_family",
+                    targetId: owner.familyId, ipAddress: ipAddress, on: connection, logger: logger)
+                return true
+            } else if everywhere {
                 let families = try await refreshTokens.revokeAll(
                     userId: owner.userId, reason: "logout_all", on: connection)
                 try await AuditLog.record(
@@ -112,6 +122,8 @@ package struct Sessions: Sendable {
                     "auth.logout", userId: owner.userId, targetType: "refresh_token_family",
                     targetId: owner.familyId, ipAddress: ipAddress, on: connection, logger: logger)
             }
+            return false
         }
+        if reused { throw Self.reusedToken }
     }
 }
