@@ -121,7 +121,9 @@ package struct RefreshTokens: Sendable {
     /// The owner and family of a token that is still live (not expired, not revoked), and
     /// whether it was spent: rotated longer ago than the reuse grace, so only a thief still
     /// holds it.
-    func owner(of token: String, on connection: PostgresConnection) async throws
+    func owner(
+        of token: String, on connection: PostgresConnection
+    ) async throws
         -> (userId: UUID, familyId: UUID, spent: Bool)?
     {
         let rows = try await connection.query(
