@@ -44,6 +44,44 @@ import Testing
         }
     }
 
+    /// Bytes the HTTP parser refuses get a `400` in the envelope, as the last answer on the
+    /// connection, after any answer still owed on it (a hostile probe's: an empty `400`, passed
+    /// on by the gateway as it was).
+    @Test func bytesThatAreNotARequestGetA400InTheEnvelope() async throws {
+        try await app().test(.live) { client in
+            let port = try #require(client.port)
+            let health = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+            for (name, bytes, statuses) in [
+                (
+                    "a control byte in a header",
+                    Array("GET /health HTTP/1.1\r\nHost: x\r\nX-Foo: a\u{1}b\r\n\r\n".utf8), [400]
+                ),
+                ("raw UTF-8 in the target", Array("GET /h\u{e9}alth HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400]),
+                ("a broken request line", Array("GET\r\n\r\n".utf8), [400]),
+                ("a request, then garbage", Array((health + "\u{1}\u{2}\r\n\r\n").utf8), [200, 400]),
+                (
+                    "two requests, then garbage", Array((health + health + "BAD\u{7f} / HTTP/1.1\r\n\r\n").utf8),
+                    [200, 200, 400]
+                ),
+            ] {
+                let (reply, closed) = try await HTTPClientProbe(port: port).exchange(raw: bytes)
+                let text = String(decoding: reply, as: UTF8.self)
+                let answered = text.components(separatedBy: "HTTP/1.1 ").dropFirst().compactMap {
+                    Int($0.prefix(3))
+                }
+                #expect(answered == statuses, "\(name): \(text.prefix(600))")
+                let last = text.components(separatedBy: "HTTP/1.1 ").last ?? ""
+                #expect(last.contains(#""code":"BAD_REQUEST""#), "\(name): \(last.prefix(300))")
+                #expect(last.lowercased().contains("content-type: application/json"), "\(name)")
+                #expect(closed, "\(name): the connection stayed open")
+            }
+            // The service is still there.
+            let (again, _) = try await HTTPClientProbe(port: port).exchange(
+                raw: Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            #expect(String(decoding: again, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
     @Test func unexpectedErrorsAreGeneric500s() async throws {
         try await app().test(.router) { client in
             try await client.execute(uri: "/boom", method: .get) { response in

@@ -12,7 +12,7 @@ package struct ServiceParts {
     package let services: [any Service]
     package let server: HTTPServerBuilder
 
-    package init(router: Router<AppRequestContext>, services: [any Service], server: HTTPServerBuilder = .http1()) {
+    package init(router: Router<AppRequestContext>, services: [any Service], server: HTTPServerBuilder = .enveloped) {
         self.router = router
         self.services = services
         self.server = server

@@ -544,6 +544,12 @@ import WSClient
                         #expect(text.lowercased().contains("sec-websocket-version: 13\r\n"), "\(text.prefix(400))")
                     }
                 }
+                // Bytes that are not a request: the envelope's 400 too, not NIO's empty one.
+                let garbage = "GET /api/v1/me/stream HTTP/1.1\r\nHost: x\r\nX-Foo: a\u{1}b\r\n\r\n"
+                let (reply, closed) = try await HTTPClientProbe(port: ports[0]).exchange(raw: Array(garbage.utf8))
+                let text = String(decoding: reply, as: UTF8.self)
+                #expect(text.hasPrefix("HTTP/1.1 400") && text.contains(#""code":"BAD_REQUEST""#), "\(text)")
+                #expect(closed)
             }
         }
     }

@@ -62,6 +62,10 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                         switch await authenticate(request) {
                         case .success(let identity):
                             accepted.withLockedValue { $0 = identity }
+                            // HTTP is over on this connection: once the upgrade removes the
+                            // decoder, the bytes after the request (frames) pass where the HTTP
+                            // answer sits, which reads requests only.
+                            try? await channel.pipeline.removeHandler(name: MalformedRequestAnswer.name).get()
                             return HTTPHeaders()
                         case .failure(let error):
                             refusal.withLockedValue { $0 = error }
@@ -98,14 +102,14 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
             var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Negotiated>(
                 upgradeConfiguration: upgrade)
             configuration.enablePipelining = false
-            configuration.enableErrorHandling = true  // a 400 for bytes that are not HTTP
+            // Bytes that are not HTTP get a 400 in the envelope (`MalformedRequestAnswer`,
+            // placed below), not NIO's empty one.
+            configuration.enableErrorHandling = false
             configuration.enableResponseHeaderValidation = false
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
                 configuration: configuration)
-            let decoder = try channel.pipeline.syncOperations.handler(
-                type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try channel.pipeline.syncOperations.addHandler(HandshakeCheck(), position: .after(decoder))
-            try channel.pipeline.syncOperations.addHandler(CloseOnParserError())
+            let answer = try MalformedRequestAnswer.place(in: channel.pipeline)
+            try channel.pipeline.syncOperations.addHandler(HandshakeCheck(), position: .after(answer))
             return Value(negotiated: negotiated, channel: channel)
         }
     }
@@ -213,19 +217,6 @@ private final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandl
                 message: "A WebSocket handshake sends one Sec-WebSocket-Key: a base64 nonce of 16 bytes")
         }
         return nil
-    }
-}
-
-/// Closes a connection whose bytes are not HTTP. NIO answers them `400` (the pipeline's error
-/// handling) and passes the error on, but nobody owns the socket yet (the upgrade is still
-/// undecided, and stays so), so without this a stranger could hold sockets open with garbage.
-/// Closing it also fails the negotiation, which ends the connection's task.
-private final class CloseOnParserError: ChannelInboundHandler {
-    typealias InboundIn = NIOAny
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is HTTPParserError { context.close(promise: nil) }
-        context.fireErrorCaught(error)
     }
 }
 

@@ -1,0 +1,102 @@
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Bytes the HTTP parser refuses (a control byte in a header, raw non-ASCII in the target, a
+/// broken request line) are answered `400 BAD_REQUEST` in the error envelope, then the
+/// connection closes. Hummingbird, and NIO's own error handling, answer them with an empty
+/// `400` the gateway passes on as it is (a hostile probe's). Sits right after the HTTP decoder:
+/// a refusal waits for the responses still owed on the connection (requests read before the
+/// bad bytes), so it never lands inside one, and is the connection's last answer.
+package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundOut = HTTPServerRequestPart
+    package typealias OutboundIn = HTTPServerResponsePart
+    package typealias OutboundOut = HTTPServerResponsePart
+
+    /// Requests read whose response has not ended yet.
+    private var owed = 0
+    private var refusing = false
+
+    package init() {}
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) { owed += 1 }
+        context.fireChannelRead(data)
+    }
+
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let ended: Bool
+        if case .end = unwrapOutboundIn(data) { ended = true } else { ended = false }
+        context.write(data, promise: promise)
+        guard ended else { return }
+        owed = max(0, owed - 1)
+        if refusing, owed == 0 { refuse(context: context) }
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError else { return context.fireErrorCaught(error) }
+        // Nothing after the bad bytes can be read; what is owed is still answered first.
+        guard !refusing else { return }
+        refusing = true
+        if owed == 0 { refuse(context: context) }
+    }
+
+    private func refuse(context: ChannelHandlerContext) {
+        let body = (try? Self.refusal.envelope()) ?? []
+        let headers = HTTPHeaders([
+            ("Content-Type", "application/json; charset=utf-8"), ("Content-Length", String(body.count)),
+            ("Connection", "close"),
+        ])
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))),
+            promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    static let refusal = APIError(.badRequest, code: "BAD_REQUEST", message: "The request is malformed")
+}
+
+extension HTTPServerBuilder {
+    /// HTTP/1.1 as Hummingbird serves it, with bytes that are not a request answered in the
+    /// envelope (``MalformedRequestAnswer``): what every service but the notifications service
+    /// runs (its stream's channel places the same answer itself).
+    package static var enveloped: HTTPServerBuilder {
+        HTTPServerBuilder { responder in EnvelopedHTTP1Channel(inner: HTTP1Channel(responder: responder)) }
+    }
+}
+
+/// Hummingbird's HTTP/1.1 channel with ``MalformedRequestAnswer`` placed after its decoder.
+struct EnvelopedHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let inner: HTTP1Channel
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            try MalformedRequestAnswer.place(in: channel.pipeline)
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+extension MalformedRequestAnswer {
+    /// Adds one right after the pipeline's HTTP decoder; returns it.
+    @discardableResult
+    package static func place(in pipeline: ChannelPipeline) throws -> MalformedRequestAnswer {
+        let answer = MalformedRequestAnswer()
+        let decoder = try pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        try pipeline.syncOperations.addHandler(answer, name: name, position: .after(decoder))
+        return answer
+    }
+
+    /// Its name in the pipeline, to take it out by (a connection that stops speaking HTTP).
+    package static let name = "malformed-request-answer"
+}
