@@ -120,6 +120,24 @@ import Testing
                 response in
                 #expect(response.status == .ok)
             }
+            // A number no Double holds is named as that, and a leading zero or a raw control
+            // character in a string as not JSON (a hostile probe's: "must be an object", or
+            // "not valid text (a lone surrogate…)").
+            for (text, fields) in [
+                (#"{"name":"x","count":1e400}"#, ["count": "is a number too large or too small to hold"]),
+                (#"{"name":"x","count":-1e-400}"#, ["count": "is a number too large or too small to hold"]),
+                (#"{"name":"x","count":05}"#, ["body": "is not valid JSON"]),
+                ("{\"name\":\"x\u{1}\",\"count\":1}", ["body": "is not valid JSON"]),
+            ] {
+                try await client.execute(
+                    uri: "/echo", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: text)
+                ) { response in
+                    #expect(response.status == .badRequest)
+                    let body = try JSONCoding.decoder.decode(ErrorEnvelope.self, from: Data(buffer: response.body))
+                    #expect(body.error.details["fields"] == .object(fields.mapValues { .string($0) }), "\(text)")
+                }
+            }
         }
     }
 

@@ -47,6 +47,27 @@ import Testing
         #expect(StrictJSON.problem(in: Array(json.utf8)) == nil)
     }
 
+    @Test(arguments: [
+        (#"{"sizeBytes":1e400}"#, "sizeBytes"), (#"{"a":[1,-1E+400]}"#, "a[1]"), (#"{"a":{"b":1e-400}}"#, "a.b"),
+        (#"{"a":"# + String(repeating: "9", count: 400) + "}", "a"), ("-1e999", ""), (#"[0.0000e-999,1e-400]"#, "[1]"),
+    ])
+    func aNumberNoDoubleHoldsIsNamed(json: String, path: String) {
+        #expect(StrictJSON.problem(in: Array(json.utf8)) == .numberOutOfRange(path))
+    }
+
+    @Test(arguments: [#"{"a":05}"#, #"[-012]"#, "{\"a\":\"x\u{1}y\"}", "{\"k\u{7}\":1}", "[\"\t\"]"])
+    func aLeadingZeroOrARawControlCharacterIsNotJSON(json: String) {
+        #expect(StrictJSON.problem(in: Array(json.utf8)) == .notJSON)
+    }
+
+    @Test(arguments: [
+        #"{"a":0}"#, #"{"a":-0}"#, #"{"a":0.5}"#, #"{"a":0e10}"#, #"{"a":1.7976931348623157e308}"#,
+        #"{"a":5e-324}"#, #"{"a":"05 1e400 \u0001"}"#, #"[10, -10, 0.01]"#,
+    ])
+    func numbersADoubleHoldsPass(json: String) {
+        #expect(StrictJSON.problem(in: Array(json.utf8)) == nil)
+    }
+
     /// Hostile bodies: nesting past what the decoder takes is left to the decoder (the scan
     /// keeps no stack of a million containers), and a long repeated key is named by its first
     /// 100 characters, not echoed whole.

@@ -195,7 +195,9 @@ extension Request {
         guard Self.isUncoded(headers[values: .contentEncoding]) else { throw APIError.unsupportedContentCoding }
         switch StrictJSON.problem(in: buffer.readableBytesView) {
         case .repeatedKey(let path)?: throw APIError.validation([path: "appears more than once in the object"])
-        case .trailingComma?: throw APIError.validation(["body": "is not valid JSON"])
+        case .trailingComma?, .notJSON?: throw APIError.validation(["body": "is not valid JSON"])
+        case .numberOutOfRange(let path)?:
+            throw APIError.validation([path.isEmpty ? "body" : path: "is a number too large or too small to hold"])
         case nil: break
         }
         do {

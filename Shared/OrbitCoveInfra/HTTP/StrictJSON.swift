@@ -7,7 +7,10 @@ import Foundation
 ///   without a word, so `{"startsAt": "2027-07-01T10:00:00Z", "startsAt": "nope"}` would pass
 ///   validation on a value the client did not mean last;
 /// - **a trailing comma** (`{"a": 1,}`, `[1, 2,]`), which Foundation's decoder reads as if it
-///   were not there: what sent it is not writing JSON, and may mean something else by it.
+///   were not there: what sent it is not writing JSON, and may mean something else by it;
+/// - **a number no `Double` holds** (`1e400`, `-1e400`, `1e-400`, four hundred digits), which
+///   the decoder refuses as "not an object", naming the wrong problem; and a number with a
+///   leading zero (`05`) or a control character left raw inside a string, which are not JSON.
 ///
 /// The scan remembers the keys of each open object. Keys are compared as the strings they
 /// denote (`"a"` and `"\u0061"` are the same key; only a key with an escape is decoded, values
@@ -24,6 +27,11 @@ package enum StrictJSON {
         case repeatedKey(String)
         /// A comma with no member or element after it.
         case trailingComma
+        /// The path of a number too large or too small (but not zero) for a `Double`.
+        case numberOutOfRange(String)
+        /// Not JSON in a way the decoder would not name: a leading zero, a raw control character
+        /// inside a string.
+        case notJSON
     }
 
     /// The first problem in `bytes`, or nil.
@@ -41,11 +49,14 @@ package enum StrictJSON {
         let bytes: [UInt8]
         var position = 0
         var open: [Container] = []
+        /// Set by a string with a raw control character in it.
+        var rawControl = false
 
         init(_ bytes: [UInt8]) { self.bytes = bytes }
 
         mutating func run() -> Problem? {
             while position < bytes.count {
+                if rawControl { return .notJSON }
                 let byte = bytes[position]
                 switch byte {
                 case UInt8(ascii: "{"):
@@ -78,12 +89,35 @@ package enum StrictJSON {
                     }
                 case UInt8(ascii: "\""):
                     guard skipString(decoding: false) != nil else { return nil }
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    if let problem = readNumber() { return problem }
                 default:
                     position += 1
                 }
             }
+            return rawControl ? .notJSON : nil
+        }
+
+        /// Moves past the number starting at `position`; what is wrong with it, if anything
+        /// (anything else not JSON about it is the decoder's to say).
+        mutating func readNumber() -> Problem? {
+            let start = position
+            while position < bytes.count, Self.numberBytes.contains(bytes[position]) { position += 1 }
+            let token = bytes[start..<position]
+            let digits = token.drop { $0 == UInt8(ascii: "-") }
+            if digits.count > 1, digits.first == UInt8(ascii: "0"),
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digits[digits.index(after: digits.startIndex)])
+            {
+                return .notJSON
+            }
+            guard let value = Double(String(decoding: token, as: UTF8.self)) else { return nil }
+            let mantissa = token.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            let nonzero = mantissa.contains { (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0) }
+            if value.isInfinite || (value == 0 && nonzero) { return .numberOutOfRange(path()) }
             return nil
         }
+
+        static let numberBytes = Set("+-.0123456789eE".utf8)
 
         /// Reads the key that starts the next member of the innermost object, if one does.
         mutating func readKey() -> String? {
@@ -115,6 +149,8 @@ package enum StrictJSON {
                 if byte == UInt8(ascii: "\\") {
                     escaped = true
                     position += 1
+                } else if byte < 0x20 {
+                    rawControl = true
                 } else if byte == UInt8(ascii: "\"") {
                     guard decoding else { return "" }
                     let literal = bytes[start..<position]

@@ -219,7 +219,8 @@ struct RealtimeStream {
             guard case .text(let text) = message else { return (.unacceptableData, "Send text frames") }
             switch StrictJSON.problem(in: Array(text.utf8)) {
             case .repeatedKey(let key)?: return (.policyViolation, "The key \(key) is named twice")
-            case .trailingComma?: return (.policyViolation, "Not a stream frame: send subscribe or unsubscribe")
+            case .trailingComma?, .notJSON?, .numberOutOfRange?:
+                return (.policyViolation, "Not a stream frame: send subscribe or unsubscribe")
             case nil: break
             }
             guard let frame = try? JSONDecoder().decode(StreamClientFrame.self, from: Data(text.utf8)) else {
