@@ -190,11 +190,14 @@ def gateway_upstream_for_paths(paths, problems):
                     problems.add(f"{what}: Allow is {allow!r} on a service's path, which nginx cannot know")
         # A request line of another HTTP version gets 505 in the envelope, not nginx's HTML page
         # (a hostile probe's): written as bytes, since no client library sends one.
-        with socket.create_connection(("127.0.0.1", gateway_port), timeout=5) as connection:
-            connection.sendall(b"GET /api/v1/me HTTP/2.0\r\nHost: x\r\n\r\n")
-            reply = b""
-            while chunk := connection.recv(65536):
-                reply += chunk
+        reply = b""
+        try:
+            with socket.create_connection(("127.0.0.1", gateway_port), timeout=5) as connection:
+                connection.sendall(b"GET /api/v1/me HTTP/2.0\r\nHost: x\r\nConnection: close\r\n\r\n")
+                while chunk := connection.recv(65536):
+                    reply += chunk
+        except OSError as error:
+            problems.add(f"HTTP/2.0 request line: {error} after {reply[:200]!r}")
         head, _, body = reply.partition(b"\r\n\r\n")
         if not head.startswith(b"HTTP/1.1 505") or b'"code":"HTTP_VERSION_NOT_SUPPORTED"' not in body \
                 or b"content-type: application/json" not in head.lower():

@@ -477,7 +477,11 @@ import Testing
             // A request still running holds its key; one that died two minutes ago does not.
             let running = UUID().uuidString
             let abandoned = UUID().uuidString
+            let keptBefore = UUID().uuidString
             let other = #"{"name":"Later"}"#
+            // A key kept before bodies were compared as values holds the hash of the bytes as
+            // they were sent (a generated client pretty-prints): a retry of those bytes replays.
+            let pretty = "{\n  \"name\" : \"Earlier\"\n}"
             try await withTestDatabase { database in
                 try await database.transaction(userId: ada.id) { connection in
                     let hash = SHA256.hexDigest(of: "POST /api/v1/communities\n" + other)
@@ -487,8 +491,24 @@ import Testing
                             (\(ada.id), \(running), \(hash), NOW()),
                             (\(ada.id), \(abandoned), \(hash), NOW() - INTERVAL '3 minutes')
                         """, logger: TestEnvironment.logger)
+                    let asSent = SHA256.hexDigest(of: "POST /api/v1/communities\n" + pretty)
+                    try await connection.run(
+                        """
+                        INSERT INTO idempotency_keys
+                            (user_id, key, request_hash, status_code, content_type, body, created_at, completed_at)
+                        VALUES (\(ada.id), \(keptBefore), \(asSent), 201, 'application/json',
+                                convert_to('{"data":{"kept":true}}', 'UTF8'), NOW(), NOW())
+                        """, logger: TestEnvironment.logger)
                 }
             }
+            let replayed = try await api.call(
+                .post, "/api/v1/communities", as: ada, json: pretty, headers: [.idempotencyKey: keptBefore])
+            #expect(replayed.status == .created && replayed.headers[.idempotentReplayed] == "true")
+            #expect(String(decoding: replayed.body, as: UTF8.self) == #"{"data":{"kept":true}}"#)
+            let changed = try await api.call(
+                .post, "/api/v1/communities", as: ada, json: #"{"name":"Other"}"#,
+                headers: [.idempotencyKey: keptBefore])
+            #expect(changed.errorCode == "IDEMPOTENCY_KEY_REUSED")
             let busy = try await api.call(
                 .post, "/api/v1/communities", as: ada, json: other, headers: [.idempotencyKey: running])
             #expect(busy.status == .conflict && busy.errorCode == "IDEMPOTENCY_IN_PROGRESS")

@@ -75,6 +75,14 @@ import Testing
                 #expect(last.lowercased().contains("content-type: application/json"), "\(name)")
                 #expect(closed, "\(name): the connection stayed open")
             }
+            // Bad bytes inside a request's body are its reader's error: the request fails and
+            // the connection closes, rather than wait for an answer owed to nobody (a review's:
+            // a broken chunk held the connection open for good).
+            let broken =
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n"
+            let (_, closedAfterBody) = try await HTTPClientProbe(port: port).exchange(raw: Array(broken.utf8))
+            #expect(closedAfterBody, "a broken chunk left the connection open")
             // The service is still there.
             let (again, _) = try await HTTPClientProbe(port: port).exchange(
                 raw: Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))

@@ -102,7 +102,15 @@ import Testing
             }
             let me = try await api.call(.get, "/api/v1/me", as: ada).data(User.self)
             #expect(me.displayName == "Ada & Bea")
-            // Signing in names its user too.
+            // Signing in names its user and its device too.
+            let device = try await api.auth.executeRequest(
+                uri: "/api/v1/auth/dev", method: .post,
+                headers: [.realIP: TestEnvironment.uniqueClientAddress(), .contentType: "application/json"],
+                body: ByteBuffer(
+                    string:
+                        #"{"email":"eve-\#(UUID().uuidString.prefix(6))@example.com","displayName":"Eve","deviceName":"Eve's\tphone"}"#
+                ))
+            #expect(device.status == .badRequest)
             for name in [#"Eve\nAdmin"#, #"Eve\u0007"#] {
                 let reply = try await api.auth.executeRequest(
                     uri: "/api/v1/auth/dev", method: .post,

@@ -61,9 +61,7 @@ package struct Sessions: Sendable {
             case .rotated(let userId, _, _):
                 return (rotation, try await users.find(userId, on: connection))
             case .reused(let userId, let familyId):
-                try await AuditLog.record(
-                    "auth.refresh_token_reused", userId: userId, targetType: "refresh_token_family",
-                    targetId: familyId, ipAddress: ipAddress, on: connection, logger: logger)
+                try await recordReuse(userId, familyId, ipAddress: ipAddress, on: connection)
                 return (rotation, nil)
             case .unknown, .expired, .revoked:
                 return (rotation, nil)
@@ -76,13 +74,7 @@ package struct Sessions: Sendable {
         case (.rotated, nil):
             throw APIError.unauthenticated("REFRESH_TOKEN_INVALID", "The account no longer exists")
         case (.reused(let userId, let familyId), _):
-            logger.warning(
-                "refresh token reused; session family revoked",
-                metadata: [
-                    "userId": .string(userId.lowercasedString),
-                    "familyId": .string(familyId.lowercasedString),
-                ])
-            throw Self.reusedToken
+            throw reuseRefused(userId, familyId)
         case (.expired, _):
             throw APIError.unauthenticated("REFRESH_TOKEN_EXPIRED", "The refresh token has expired; sign in again")
         case (.revoked, _):
@@ -97,19 +89,17 @@ package struct Sessions: Sendable {
     /// A token spent past the reuse grace is a stolen one here as at refresh: its family is
     /// revoked (committed) and the logout refused, so it cannot end the user's other sessions.
     func logout(_ presented: String, everywhere: Bool, ipAddress: String) async throws {
-        let reused = try await database.transaction(scope: .system) { connection -> Bool in
+        let reused = try await database.transaction(scope: .system) { connection -> (UUID, UUID)? in
             guard let owner = try await refreshTokens.owner(of: presented, on: connection) else {
                 guard try await refreshTokens.isKnown(presented, on: connection) else {
                     throw APIError.unauthenticated("REFRESH_TOKEN_INVALID", "The refresh token is not valid")
                 }
-                return false
+                return nil
             }
             if owner.spent {
                 try await refreshTokens.revokeFamily(owner.familyId, reason: "reuse", on: connection)
-                try await AuditLog.record(
-                    "auth.refresh_token_reused", userId: owner.userId, targetType: "refresh_token_family",
-                    targetId: owner.familyId, ipAddress: ipAddress, on: connection, logger: logger)
-                return true
+                try await recordReuse(owner.userId, owner.familyId, ipAddress: ipAddress, on: connection)
+                return (owner.userId, owner.familyId)
             } else if everywhere {
                 let families = try await refreshTokens.revokeAll(
                     userId: owner.userId, reason: "logout_all", on: connection)
@@ -122,8 +112,25 @@ package struct Sessions: Sendable {
                     "auth.logout", userId: owner.userId, targetType: "refresh_token_family",
                     targetId: owner.familyId, ipAddress: ipAddress, on: connection, logger: logger)
             }
-            return false
+            return nil
         }
-        if reused { throw Self.reusedToken }
+        if let (userId, familyId) = reused { throw reuseRefused(userId, familyId) }
+    }
+
+    /// A spent token presented again: the audit entry, in the transaction that revoked its family.
+    private func recordReuse(
+        _ userId: UUID, _ familyId: UUID, ipAddress: String, on connection: PostgresConnection
+    ) async throws {
+        try await AuditLog.record(
+            "auth.refresh_token_reused", userId: userId, targetType: "refresh_token_family",
+            targetId: familyId, ipAddress: ipAddress, on: connection, logger: logger)
+    }
+
+    /// The warning and the refusal, once the revocation has committed.
+    private func reuseRefused(_ userId: UUID, _ familyId: UUID) -> APIError {
+        logger.warning(
+            "refresh token reused; session family revoked",
+            metadata: ["userId": .string(userId.lowercasedString), "familyId": .string(familyId.lowercasedString)])
+        return Self.reusedToken
     }
 }

@@ -52,9 +52,17 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         let hash = Self.hash(request, body: body)
 
         let holder = IdempotencyClaim(userId: userId, key: key)
-        if let earlier = try await claim(holder, hash: hash) {
-            return try earlier.response()
+        let earlier: Stored?
+        do {
+            earlier = try await claim(holder, hash: hash)
+        } catch let error as APIError where error.code == Self.reused.code {
+            // A key kept before JSON bodies were compared as values (2026-12-01; keys last a
+            // day) holds the hash of the bytes as sent: a retry of those bytes is that request.
+            let asSent = Self.hash(request.method, request.uri.path, Data(buffer: body))
+            guard asSent != hash else { throw error }
+            earlier = try await claim(holder, hash: asSent)
         }
+        if let earlier { return try earlier.response() }
         let response: Response
         do {
             response = try await IdempotencyClaim.$current.withValue(holder) { try await next(request, context) }
@@ -78,21 +86,31 @@ package struct IdempotencyMiddleware: RouterMiddleware {
     /// queue after a restart, keys in another order) retries the same request; any other body
     /// counts as its bytes. (A JSON body already written that way counts as its bytes did
     /// before: keys kept across a deployment still match.)
+    /// Numbers are compared as the `Double`s they decode to, as every route that takes a key
+    /// reads them (`FieldReader`): `9007199254740993` and `9007199254740992` are one request.
     static func hash(_ request: Request, body: ByteBuffer) -> String {
-        var hasher = SHA256()
-        hasher.update(data: Data("\(request.method.rawValue) \(request.uri.path)\n".utf8))
         let bytes = Data(buffer: body)
         if Request.declaresJSON(request.headers[.contentType]),
             Request.isUncoded(request.headers[values: .contentEncoding]), StrictJSON.problem(in: bytes) == nil,
             let value = try? JSONCoding.decoder.decode(JSONValue.self, from: bytes),
             let written = try? JSONCoding.encoder.encodeBytes(value)
         {
-            hasher.update(data: written)
-        } else {
-            hasher.update(data: bytes)
+            return hash(request.method, request.uri.path, Data(written))
         }
+        return hash(request.method, request.uri.path, bytes)
+    }
+
+    /// The method, the path and `body` as they are.
+    static func hash(_ method: HTTPRequest.Method, _ path: String, _ body: Data) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data("\(method.rawValue) \(path)\n".utf8))
+        hasher.update(data: body)
         return hasher.finalize().lowerHex
     }
+
+    static let reused = APIError(
+        .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
+        message: "This Idempotency-Key was used with a different request")
 
     static let inProgress = APIError(
         .conflict, code: "IDEMPOTENCY_IN_PROGRESS",
@@ -125,10 +143,7 @@ package struct IdempotencyMiddleware: RouterMiddleware {
                 case "held":
                     guard let status else { throw Self.inProgress }
                     return Stored(status: status, contentType: contentType, location: location, body: body)
-                case "reused":
-                    throw APIError(
-                        .unprocessableContent, code: "IDEMPOTENCY_KEY_REUSED",
-                        message: "This Idempotency-Key was used with a different request")
+                case "reused": throw Self.reused
                 case "lost": throw Self.responseLost
                 default: throw Self.inProgress
                 }

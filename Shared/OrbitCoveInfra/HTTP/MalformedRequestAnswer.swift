@@ -9,7 +9,9 @@ import NIOHTTP1
 /// connection closes. Hummingbird, and NIO's own error handling, answer them with an empty
 /// `400` the gateway passes on as it is (a hostile probe's). Sits right after the HTTP decoder:
 /// a refusal waits for the responses still owed on the connection (requests read before the
-/// bad bytes), so it never lands inside one, and is the connection's last answer.
+/// bad bytes), so it never lands inside one, and is the connection's last answer. Bad bytes in
+/// the middle of a request's body (a broken chunk) are the body reader's error, passed on as
+/// before: whoever reads the body fails, and the connection closes.
 package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPServerRequestPart
     package typealias InboundOut = HTTPServerRequestPart
@@ -18,12 +20,20 @@ package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChann
 
     /// Requests read whose response has not ended yet.
     private var owed = 0
+    /// A request's head was read and its end not yet.
+    private var reading = false
     private var refusing = false
 
     package init() {}
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { owed += 1 }
+        switch unwrapInboundIn(data) {
+        case .head:
+            owed += 1
+            reading = true
+        case .end: reading = false
+        case .body: break
+        }
         context.fireChannelRead(data)
     }
 
@@ -33,32 +43,37 @@ package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChann
         context.write(data, promise: promise)
         guard ended else { return }
         owed = max(0, owed - 1)
-        if refusing, owed == 0 { refuse(context: context) }
+        if refusing, owed == 0 { context.answerThenClose(Self.refusal) }
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError else { return context.fireErrorCaught(error) }
+        guard error is HTTPParserError, !reading else { return context.fireErrorCaught(error) }
         // Nothing after the bad bytes can be read; what is owed is still answered first.
         guard !refusing else { return }
         refusing = true
-        if owed == 0 { refuse(context: context) }
-    }
-
-    private func refuse(context: ChannelHandlerContext) {
-        let body = (try? Self.refusal.envelope()) ?? []
-        let headers = HTTPHeaders([
-            ("Content-Type", "application/json; charset=utf-8"), ("Content-Length", String(body.count)),
-            ("Connection", "close"),
-        ])
-        context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))),
-            promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        if owed == 0 { context.answerThenClose(Self.refusal) }
     }
 
     static let refusal = APIError(.badRequest, code: "BAD_REQUEST", message: "The request is malformed")
+}
+
+extension ChannelHandlerContext {
+    /// `error` in the envelope as the connection's last answer, written as HTTP/1.1 parts from a
+    /// handler after the decoder; the connection closes once it is sent.
+    package func answerThenClose(_ error: APIError) {
+        let body = (try? error.envelope()) ?? []
+        var headers = HTTPHeaders([
+            ("Content-Type", "application/json; charset=utf-8"), ("Content-Length", String(body.count)),
+            ("Connection", "close"),
+        ])
+        for field in error.headers { headers.add(name: field.name.rawName, value: field.value) }
+        let status = HTTPResponseStatus(statusCode: error.status.code)
+        let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+        write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        let channel = self.channel
+        writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
 }
 
 extension HTTPServerBuilder {

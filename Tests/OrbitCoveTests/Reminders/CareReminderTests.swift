@@ -182,6 +182,11 @@ import Testing
                 ),
                 (#"{"title":"","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#, 400, "VALIDATION_FAILED", "title"),
                 (
+                    #"{"title":"Walk\nMax","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#, 400,
+                    "VALIDATION_FAILED",
+                    "title"
+                ),
+                (
                     #"{"title":"x","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30","assigneeId":"\#(eve.id)"}"#, 400,
                     "VALIDATION_FAILED", "assigneeId"
                 ),

@@ -65,7 +65,12 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                             // HTTP is over on this connection: once the upgrade removes the
                             // decoder, the bytes after the request (frames) pass where the HTTP
                             // answer sits, which reads requests only.
-                            try? await channel.pipeline.removeHandler(name: MalformedRequestAnswer.name).get()
+                            do {
+                                try await channel.pipeline.removeHandler(name: MalformedRequestAnswer.name).get()
+                            } catch {
+                                refusal.withLockedValue { $0 = Database.unavailable }
+                                return nil
+                            }
                             return HTTPHeaders()
                         case .failure(let error):
                             refusal.withLockedValue { $0 = error }
@@ -110,6 +115,7 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                 configuration: configuration)
             let answer = try MalformedRequestAnswer.place(in: channel.pipeline)
             try channel.pipeline.syncOperations.addHandler(HandshakeCheck(), position: .after(answer))
+            try channel.pipeline.syncOperations.addHandler(CloseOnParserError())
             return Value(negotiated: negotiated, channel: channel)
         }
     }
@@ -134,6 +140,9 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                 }
             }
         } catch {
+            // A negotiation that failed (an upgrade request with a body, say) leaves the socket
+            // open unless it is closed here.
+            value.channel.close(promise: nil)
             logger.debug("connection ended", metadata: ["error": .string("\(error)")])
         }
     }
@@ -180,18 +189,7 @@ private final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandl
             return
         }
         refused = true
-        let body = (try? error.envelope()) ?? []
-        var headers = HTTPHeaders([
-            ("Content-Type", "application/json; charset=utf-8"), ("Content-Length", String(body.count)),
-            ("Connection", "close"),
-        ])
-        for field in error.headers { headers.add(name: field.name.rawName, value: field.value) }
-        let status = HTTPResponseStatus(statusCode: error.status.code)
-        context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        context.answerThenClose(error)
     }
 
     /// Why a request asking to become a WebSocket cannot, or nil (it does not ask, or it can).
@@ -217,6 +215,20 @@ private final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandl
                 message: "A WebSocket handshake sends one Sec-WebSocket-Key: a base64 nonce of 16 bytes")
         }
         return nil
+    }
+}
+
+/// Closes a connection whose bytes stopped being HTTP in the middle of a request (a broken
+/// chunk): ``MalformedRequestAnswer`` answers bad bytes between requests, and passes these on,
+/// where nobody may own the socket yet (an upgrade still undecided), so without this a stranger
+/// could hold sockets open. Closing it also fails the negotiation, which ends the connection's
+/// task.
+private final class CloseOnParserError: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError { context.close(promise: nil) }
+        context.fireErrorCaught(error)
     }
 }
 
