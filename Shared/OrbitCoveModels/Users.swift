@@ -32,12 +32,15 @@ extension String {
     /// clusters `count` gives (a flag emoji is one character but two code points).
     package var databaseLength: Int { unicodeScalars.count }
 
-    /// Whether it is one line, as a name or a title must be: no control character (line feed,
-    /// carriage return, tab, escape, NEL and the other C0 and C1 controls) and no Unicode line or
-    /// paragraph separator.
+    /// Whether it is one plain line, as a name or a title must be: no control character (line
+    /// feed, carriage return, tab, escape, NEL and the other C0 and C1 controls), no Unicode line
+    /// or paragraph separator, and no bidirectional embedding, override or isolate (U+202A–202E,
+    /// U+2066–2069), which reorder what follows them wherever the name is shown ("‮Ada" heads a
+    /// notification backwards). Joiners stay: emoji sequences need them.
     package var isOneLine: Bool {
         !unicodeScalars.contains {
             $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}"
+                || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value)
         }
     }
 }

@@ -467,6 +467,16 @@ import Testing
             }
             let named = try await api.call(.get, "/api/v1/me/communities?limit=100", as: ada).page(Community.self)
             #expect(named.items.filter { $0.name == name }.count == 1)
+            // A body refused for how it was sent (415) is not kept: the retry that sends it right
+            // runs (hostile probe 14: the 415 was replayed).
+            let declared: HTTPFields = [.idempotencyKey: UUID().uuidString]
+            var plain = declared
+            plain[.contentType] = "text/plain"
+            let json = #"{"name":"Declared \#(UUID().uuidString.prefix(6))"}"#
+            let undeclared = try await api.call(.post, "/api/v1/communities", as: ada, json: json, headers: plain)
+            #expect(undeclared.status == .unsupportedMediaType)
+            let fixed = try await api.call(.post, "/api/v1/communities", as: ada, json: json, headers: declared)
+            #expect(fixed.status == .created && fixed.headers[.idempotentReplayed] == nil)
             // A refused request is an answer too: the retry gets the same refusal.
             let invalidKey: HTTPFields = [.idempotencyKey: UUID().uuidString]
             let invalid = try await api.call(

@@ -81,8 +81,21 @@ import Testing
             let broken =
                 "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n"
-            let (_, closedAfterBody) = try await HTTPClientProbe(port: port).exchange(raw: Array(broken.utf8))
+            let (brokenReply, closedAfterBody) = try await HTTPClientProbe(port: port).exchange(raw: Array(broken.utf8))
             #expect(closedAfterBody, "a broken chunk left the connection open")
+            // ...answered 400 in the envelope (a hostile probe's: 500), and once: a request
+            // answered before its body was read gets no second, empty 400 for the bad bytes.
+            let brokenText = String(decoding: brokenReply, as: UTF8.self)
+            #expect(
+                brokenText.hasPrefix("HTTP/1.1 400") && brokenText.contains(#""code":"BAD_REQUEST""#), "\(brokenText)")
+            #expect(brokenText.components(separatedBy: "HTTP/1.1 ").count == 2, "\(brokenText)")
+            let early = "GET /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\nQQ\r\n"
+            let (earlyReply, closedAfterEarly) = try await HTTPClientProbe(port: port).exchange(raw: Array(early.utf8))
+            let earlyText = String(decoding: earlyReply, as: UTF8.self)
+            #expect(
+                earlyText.components(separatedBy: "HTTP/1.1 ").count == 2 && earlyText.hasPrefix("HTTP/1.1 200"),
+                "\(earlyText)")
+            #expect(closedAfterEarly)
             // The service is still there.
             let (again, _) = try await HTTPClientProbe(port: port).exchange(
                 raw: Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))

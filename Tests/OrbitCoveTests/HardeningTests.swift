@@ -92,6 +92,7 @@ import Testing
             for (method, path, body, field) in routes {
                 for broken in [
                     #"Ada\nAdmin"#, #"Ada\r\nAdmin"#, #"Ada\tB"#, #"Ada\u0085B"#, "Ada\u{2028}B", #"Ada\u001bB"#,
+                    #"Ada\u202eB"#, #"Ada\u2067B"#,
                 ] {
                     let reply = try await api.call(method, path, as: ada, json: body(broken))
                     #expect(reply.status == .badRequest, "\(path) \(field) \(broken)")

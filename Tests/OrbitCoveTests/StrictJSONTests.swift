@@ -55,7 +55,10 @@ import Testing
         #expect(StrictJSON.problem(in: Array(json.utf8)) == .numberOutOfRange(path))
     }
 
-    @Test(arguments: [#"{"a":05}"#, #"[-012]"#, "{\"a\":\"x\u{1}y\"}", "{\"k\u{7}\":1}", "[\"\t\"]"])
+    @Test(arguments: [
+        #"{"a":05}"#, #"[-012]"#, #"{"a":-}"#, #"{"a":1.}"#, #"[1e]"#, #"{"a":-Infinity}"#, "{\"a\":\"x\u{1}y\"}",
+        "{\"k\u{7}\":1}", "[\"\t\"]",
+    ])
     func aLeadingZeroOrARawControlCharacterIsNotJSON(json: String) {
         #expect(StrictJSON.problem(in: Array(json.utf8)) == .notJSON)
     }

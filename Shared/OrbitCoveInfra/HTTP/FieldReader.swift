@@ -128,7 +128,8 @@ package struct FieldReader {
     }
 
     /// What ``line(_:maxLength:required:)`` says of a text that is not one line.
-    package static let notOneLine = "must be one line, without line breaks, tabs or other control characters"
+    package static let notOneLine =
+        "must be one line, without line breaks, tabs, other control characters or direction overrides"
 
     /// An http(s) URL of at most 500 characters (avatars, icons), exactly as sent: an empty
     /// string, one with whitespace or control characters anywhere, or one carrying a user name

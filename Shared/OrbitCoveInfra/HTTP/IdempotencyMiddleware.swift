@@ -161,7 +161,9 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             try? await release(holder, keepIfApplied: false)
             return response
         }
-        guard status < 500, status != 429 else {
+        // Nor is a refusal of how the request was sent (415: its content type or coding), which
+        // wrote nothing: the retry that sends it right is the request (hostile probe 14).
+        guard status < 500, status != 429, status != 415 else {
             try? await release(holder, keepIfApplied: true)
             return response
         }

@@ -11,7 +11,8 @@ import NIOHTTP1
 /// a refusal waits for the responses still owed on the connection (requests read before the
 /// bad bytes), so it never lands inside one, and is the connection's last answer. Bad bytes in
 /// the middle of a request's body (a broken chunk) are the body reader's error, passed on as
-/// before: whoever reads the body fails, and the connection closes.
+/// before (the service answers it `400` too, `ErrorRendering`, and the connection closes), or,
+/// when that request was answered before its body was read, just close the connection.
 package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = HTTPServerRequestPart
     package typealias InboundOut = HTTPServerRequestPart
@@ -23,6 +24,9 @@ package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChann
     /// A request's head was read and its end not yet.
     private var reading = false
     private var refusing = false
+    /// Bad bytes came inside a request's body: once that request is answered, the connection
+    /// closes, before anything after it (Hummingbird's own empty `400`) can be written.
+    private var broken = false
 
     package init() {}
 
@@ -40,21 +44,36 @@ package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChann
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let ended: Bool
         if case .end = unwrapOutboundIn(data) { ended = true } else { ended = false }
-        context.write(data, promise: promise)
-        guard ended else { return }
+        guard ended else { return context.write(data, promise: promise) }
         owed = max(0, owed - 1)
-        if refusing, owed == 0 { context.answerThenClose(Self.refusal) }
+        guard broken else {
+            context.write(data, promise: promise)
+            if refusing, owed == 0 { context.answerThenClose(Self.refusal) }
+            return
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        if let promise { written.futureResult.cascade(to: promise) }
+        context.writeAndFlush(data, promise: written)
+        let channel = context.channel
+        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !reading else { return context.fireErrorCaught(error) }
+        guard error is HTTPParserError else { return context.fireErrorCaught(error) }
+        if reading {
+            // Answered already (refused before its body was read): nothing more to say, and
+            // nothing more can be read.
+            guard owed > 0 else { return context.close(promise: nil) }
+            broken = true
+            return context.fireErrorCaught(error)
+        }
         // Nothing after the bad bytes can be read; what is owed is still answered first.
         guard !refusing else { return }
         refusing = true
         if owed == 0 { context.answerThenClose(Self.refusal) }
     }
 
-    static let refusal = APIError(.badRequest, code: "BAD_REQUEST", message: "The request is malformed")
+    package static let refusal = APIError(.badRequest, code: "BAD_REQUEST", message: "The request is malformed")
 }
 
 extension ChannelHandlerContext {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOHTTP1
 import OrbitCoveModels
 import PostgresNIO
 
@@ -84,6 +85,9 @@ package enum ErrorRendering {
         switch error {
         case let error as APIError:
             return try error.response(from: request, context: context)
+        case is HTTPParserError:
+            // The body broke off in bytes that are not HTTP (a bad chunk): the client's error.
+            return try MalformedRequestAnswer.refusal.response(from: request, context: context)
         case let error as HTTPError:
             let apiError = APIError(
                 error.status, code: APIError.code(for: error.status),

@@ -29,8 +29,8 @@ package enum StrictJSON {
         case trailingComma
         /// The path of a number too large or too small (but not zero) for a `Double`.
         case numberOutOfRange(String)
-        /// Not JSON in a way the decoder would not name: a leading zero, a raw control character
-        /// inside a string.
+        /// Not JSON in a way the decoder would not name: a leading zero, a number cut short
+        /// (`-`, `1.`, `1e`), a raw control character inside a string.
         case notJSON
     }
 
@@ -104,13 +104,11 @@ package enum StrictJSON {
             let start = position
             while position < bytes.count, Self.numberBytes.contains(bytes[position]) { position += 1 }
             let token = bytes[start..<position]
-            let digits = token.drop { $0 == UInt8(ascii: "-") }
-            if digits.count > 1, digits.first == UInt8(ascii: "0"),
-                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digits[digits.index(after: digits.startIndex)])
-            {
+            // RFC 8259's number: `-`? (`0` | [1-9][0-9]*) (`.` [0-9]+)? ([eE] [+-]? [0-9]+)?. Not
+            // one (`05`, `-`, `1.`, `1e`), the decoder would name the field "not an object".
+            guard Self.isNumber(token), let value = Double(String(decoding: token, as: UTF8.self)) else {
                 return .notJSON
             }
-            guard let value = Double(String(decoding: token, as: UTF8.self)) else { return nil }
             let mantissa = token.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
             let nonzero = mantissa.contains { (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0) }
             if value.isInfinite || (value == 0 && nonzero) { return .numberOutOfRange(path()) }
@@ -118,6 +116,35 @@ package enum StrictJSON {
         }
 
         static let numberBytes = Set("+-.0123456789eE".utf8)
+
+        /// Whether `token` is a number as RFC 8259 writes one.
+        static func isNumber(_ token: ArraySlice<UInt8>) -> Bool {
+            var index = token.startIndex
+            func digits() -> Int {
+                let from = index
+                while index < token.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(token[index]) {
+                    index += 1
+                }
+                return index - from
+            }
+            func take(_ allowed: String) -> Bool {
+                guard index < token.endIndex, allowed.utf8.contains(token[index]) else { return false }
+                index += 1
+                return true
+            }
+            _ = take("-")
+            if take("0") {
+                // A leading zero stands alone.
+            } else if digits() == 0 {
+                return false
+            }
+            if take("."), digits() == 0 { return false }
+            if take("eE") {
+                _ = take("+-")
+                if digits() == 0 { return false }
+            }
+            return index == token.endIndex
+        }
 
         /// Reads the key that starts the next member of the innermost object, if one does.
         mutating func readKey() -> String? {

@@ -527,6 +527,14 @@ import WSClient
                     ("Sec-WebSocket-Version: 13\r\n", 400, "BAD_REQUEST"),
                     ("Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n", 400, "BAD_REQUEST"),
                     ("Sec-WebSocket-Version: 13\r\n" + key + key, 400, "BAD_REQUEST"),
+                    // A handshake with a body: NIO's upgrader failed it and dropped the connection
+                    // (the gateway's 502; hostile probe 14).
+                    ("Sec-WebSocket-Version: 13\r\n" + key + "Content-Length: 5\r\n\r\nhello", 400, "BAD_REQUEST"),
+                    (
+                        "Sec-WebSocket-Version: 13\r\n" + key + "Transfer-Encoding: chunked\r\n\r\n0\r\n", 400,
+                        "BAD_REQUEST"
+                    ),
+                    ("Sec-WebSocket-Version: 13\r\n" + key + "Content-Length: 0\r\n", 101, nil),
                     ("Sec-WebSocket-Version: 13\r\n" + key, 101, nil),
                 ] {
                     var upgrade = "GET /api/v1/me/stream HTTP/1.1\r\nHost: 127.0.0.1:\(ports[0])\r\n"
@@ -544,7 +552,7 @@ import WSClient
                         #expect(text.lowercased().contains("sec-websocket-version: 13\r\n"), "\(text.prefix(400))")
                     }
                 }
-                // An accepted upgrade whose body breaks off (a broken chunk) closes too.
+                // An upgrade whose body breaks off (a broken chunk) is refused and closes too.
                 var chunked = "GET /api/v1/me/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ada.token)\r\n"
                 chunked += "X-Real-IP: \(TestEnvironment.uniqueClientAddress())\r\n"
                 chunked += "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" + key

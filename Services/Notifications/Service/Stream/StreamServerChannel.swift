@@ -206,6 +206,13 @@ private final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandl
                 message: "The stream speaks WebSocket version 13: send Sec-WebSocket-Version: 13 once",
                 headers: [.secWebSocketVersion: "13"])
         }
+        // NIO's upgrader fails an upgrade request that carries a body, and drops the connection.
+        let length = headers["Content-Length"]
+        guard headers["Transfer-Encoding"].isEmpty,
+            length.allSatisfy({ $0.trimmingCharacters(in: .whitespaces) == "0" })
+        else {
+            return APIError(.badRequest, code: "BAD_REQUEST", message: "A WebSocket handshake carries no body")
+        }
         let keys = headers["Sec-WebSocket-Key"]
         guard keys.count == 1, let key = keys.first, key.utf8.count == 24,
             Data(base64Encoded: key)?.count == 16
