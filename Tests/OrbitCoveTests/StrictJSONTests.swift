@@ -56,16 +56,17 @@ import Testing
     }
 
     @Test(arguments: [
-        #"{"a":05}"#, #"[-012]"#, #"{"a":-}"#, #"{"a":1.}"#, #"[1e]"#, #"{"a":-Infinity}"#, "{\"a\":\"x\u{1}y\"}",
+        #"{"a":05}"#, #"[-012]"#, #"{"a":-}"#, #"{"a":1.}"#, #"[1e]"#, #"{"a":-Infinity}"#, #"[1e+]"#, #"[-01]"#,
+        #"{"a":+1}"#, #"{"a":.5}"#, "{\"a\":\"x\u{1}y\"}",
         "{\"k\u{7}\":1}", "[\"\t\"]",
     ])
-    func aLeadingZeroOrARawControlCharacterIsNotJSON(json: String) {
+    func aNumberOutsideRFC8259OrARawControlCharacterIsNotJSON(json: String) {
         #expect(StrictJSON.problem(in: Array(json.utf8)) == .notJSON)
     }
 
     @Test(arguments: [
         #"{"a":0}"#, #"{"a":-0}"#, #"{"a":0.5}"#, #"{"a":0e10}"#, #"{"a":1.7976931348623157e308}"#,
-        #"{"a":5e-324}"#, #"{"a":"05 1e400 \u0001"}"#, #"[10, -10, 0.01]"#,
+        #"{"a":5e-324}"#, #"[1E+2, 0.0e-0, -0.0, 0e05]"#, #"{"a":"05 1e400 \u0001"}"#, #"[10, -10, 0.01]"#,
     ])
     func numbersADoubleHoldsPass(json: String) {
         #expect(StrictJSON.problem(in: Array(json.utf8)) == nil)

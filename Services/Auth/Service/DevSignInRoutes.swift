@@ -23,7 +23,7 @@ package struct DevSignInRoutes {
             let body = try await request.decodeJSON(as: SignInRequest.self, context: context)
             // As sent: an address with spaces around it is not an email address.
             let email = body.email.lowercased()
-            let name = body.displayName.trimmingCharacters(in: .whitespacesAndNewlines)
+            let name = body.displayName.withoutDirectionControls.trimmingCharacters(in: .whitespacesAndNewlines)
             var problems: [String: String] = [:]
             if email.databaseLength > 255 || email.unicodeScalars.contains("\u{0}") || !Self.looksLikeEmail(email) {
                 problems["email"] = "must be an email address"

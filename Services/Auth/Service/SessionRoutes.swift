@@ -45,7 +45,9 @@ struct SessionRoutes {
             try await limiter.enforce(limits.signInPerIP, client: client)
             let body = try await request.decodeJSON(as: AppleSignInRequest.self, context: context)
             let deviceName = try Self.validatedDeviceName(body.deviceName)
-            let name = body.fullName?.text.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            let name = body.fullName?.text.map {
+                $0.withoutDirectionControls.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
             guard (name?.databaseLength ?? 0) <= 100, name?.unicodeScalars.contains("\u{0}") != true else {
                 throw APIError.validation(["fullName": "at most 100 characters"])
             }
@@ -91,7 +93,8 @@ struct SessionRoutes {
     }
 
     static func validatedDeviceName(_ raw: String?) throws -> String? {
-        guard let name = raw?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty else { return nil }
+        guard let name = raw?.withoutDirectionControls.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty
+        else { return nil }
         guard name.databaseLength <= 100, !name.unicodeScalars.contains("\u{0}") else {
             throw APIError.validation(["deviceName": "at most 100 characters"])
         }

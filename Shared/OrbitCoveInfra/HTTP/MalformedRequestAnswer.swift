@@ -24,8 +24,9 @@ package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChann
     /// A request's head was read and its end not yet.
     private var reading = false
     private var refusing = false
-    /// Bad bytes came inside a request's body: once that request is answered, the connection
-    /// closes, before anything after it (Hummingbird's own empty `400`) can be written.
+    /// Bad bytes came inside a request's body: once that request, and any before it, is
+    /// answered, the connection closes, before anything after it (Hummingbird's own empty `400`)
+    /// can be written.
     private var broken = false
 
     package init() {}
@@ -46,7 +47,7 @@ package final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChann
         if case .end = unwrapOutboundIn(data) { ended = true } else { ended = false }
         guard ended else { return context.write(data, promise: promise) }
         owed = max(0, owed - 1)
-        guard broken else {
+        guard broken, owed == 0 else {
             context.write(data, promise: promise)
             if refusing, owed == 0 { context.answerThenClose(Self.refusal) }
             return

@@ -89,7 +89,7 @@ package enum StrictJSON {
                     }
                 case UInt8(ascii: "\""):
                     guard skipString(decoding: false) != nil else { return nil }
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "0")...UInt8(ascii: "9"):
                     if let problem = readNumber() { return problem }
                 default:
                     position += 1

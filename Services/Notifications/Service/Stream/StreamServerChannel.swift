@@ -95,6 +95,9 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        // HTTP goes on: bad bytes in a body are the router's to answer now.
+                        let closer = try channel.pipeline.syncOperations.handler(type: CloseOnParserError.self)
+                        channel.pipeline.syncOperations.removeHandler(closer, promise: nil)
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
@@ -197,9 +200,8 @@ private final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandl
         func tokens(_ name: String) -> [Substring] {
             headers[name].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces)[...] }
         }
-        guard tokens("Upgrade").contains(where: { $0.lowercased() == "websocket" }),
-            tokens("Connection").contains(where: { $0.lowercased() == "upgrade" })
-        else { return nil }
+        // NIO's upgrader takes the Upgrade header alone, without `Connection: upgrade`.
+        guard tokens("Upgrade").contains(where: { $0.lowercased() == "websocket" }) else { return nil }
         guard tokens("Sec-WebSocket-Version") == ["13"] else {
             return APIError(
                 .upgradeRequired, code: "UPGRADE_REQUIRED",
@@ -230,7 +232,7 @@ private final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandl
 /// where nobody may own the socket yet (an upgrade still undecided), so without this a stranger
 /// could hold sockets open. Closing it also fails the negotiation, which ends the connection's
 /// task.
-private final class CloseOnParserError: ChannelInboundHandler {
+private final class CloseOnParserError: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
