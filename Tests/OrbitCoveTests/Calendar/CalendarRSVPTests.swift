@@ -286,41 +286,18 @@ import Testing
             let daughter = try await api.call(.post, "/api/v1/me/family-members", as: ben, json: #"{"name":"Bea"}"#)
                 .data(FamilyMember.self)
             try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
-                let release = AtomicFlag()
-                let holderId = Mutex<String?>(nil)
-                let holder = Task {
-                    try await owner.transaction(scope: .system) { connection in
-                        try await connection.run(
-                            "SELECT 1 FROM events WHERE id = \(event.id) FOR UPDATE", logger: TestEnvironment.logger)
-                        for try await id in try await connection.query(
-                            "SELECT pg_current_xact_id()::text", logger: TestEnvironment.logger
-                        ).decode(String.self) {
-                            holderId.withLock { $0 = id }
-                        }
-                        while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
-                    }
-                }
-                #expect(try await eventually { holderId.withLock { $0 } != nil })
-                let held = try #require(holderId.withLock { $0 })
+                let holder = try await HeldTransaction.start(
+                    "SELECT 1 FROM events WHERE id = \(event.id) FOR UPDATE", on: owner)
                 let answer = Task {
                     try await api.call(
                         .post, "/api/v1/communities/\(club.id)/events/\(event.id)/rsvp", as: ben,
                         json: #"{"status":"yes","familyMemberId":"\#(daughter.id)"}"#)
                 }
                 // The answer, the only other session here, waits on the event's row...
-                #expect(
-                    try await eventually {
-                        try await !owner.systemQuery(
-                            """
-                            SELECT 1 FROM pg_locks
-                            WHERE locktype = 'transactionid' AND transactionid::text = \(held) AND NOT granted
-                            """
-                        ).isEmpty
-                    })
+                #expect(try await eventually { try await holder.isWaitedOn() })
                 // ...while the dependant goes.
                 try await owner.systemQuery("DELETE FROM family_members WHERE id = \(daughter.id)")
-                release.set()
-                try await holder.value
+                await holder.end()
                 let reply = try await answer.value
                 #expect(reply.status == .notFound && reply.errorCode == "FAMILY_MEMBER_NOT_FOUND", "\(reply.status)")
             }

@@ -56,42 +56,18 @@ import Testing
             let poll = try await FeedTests.post(
                 api, in: club, by: coach, #"{"type":"poll","pollData":{"question":"When?","options":["Sat","Sun"]}}"#)
             try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
-                let release = AtomicFlag()
-                let holderId = Mutex<String?>(nil)
                 // Ada's vote, not yet committed by another session: hers waits on it.
-                let holder = Task {
-                    try await owner.transaction(scope: .system) { connection in
-                        try await connection.run(
-                            "INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(poll.id), \(ada.id), 0)",
-                            logger: TestEnvironment.logger)
-                        for try await id in try await connection.query(
-                            "SELECT pg_current_xact_id()::text", logger: TestEnvironment.logger
-                        ).decode(String.self) {
-                            holderId.withLock { $0 = id }
-                        }
-                        while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
-                        throw CancellationError()
-                    }
-                }
-                #expect(try await eventually { holderId.withLock { $0 } != nil })
-                let held = try #require(holderId.withLock { $0 })
+                let holder = try await HeldTransaction.start(
+                    "INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(poll.id), \(ada.id), 0)",
+                    on: owner, rollBack: true)
                 let vote = Task {
                     try await api.call(
                         .post, "/api/v1/communities/\(club.id)/posts/\(poll.id)/votes", as: ada,
                         json: #"{"optionIndexes":[0]}"#)
                 }
-                #expect(
-                    try await eventually {
-                        try await !owner.systemQuery(
-                            """
-                            SELECT 1 FROM pg_locks
-                            WHERE locktype = 'transactionid' AND transactionid::text = \(held) AND NOT granted
-                            """
-                        ).isEmpty
-                    })
+                #expect(try await eventually { try await holder.isWaitedOn() })
                 try await owner.systemQuery("UPDATE posts SET deleted_at = now() WHERE id = \(poll.id)")
-                release.set()
-                _ = try? await holder.value
+                await holder.end()
                 let reply = try await vote.value
                 #expect(reply.status == .notFound && reply.errorCode == "POST_NOT_FOUND")
                 let left = try await owner.systemQuery(
