@@ -39,11 +39,22 @@ package struct CommunityWrites: Sendable {
         in communityId: UUID?, by actor: UUID, request: RequestFacts, scope: Database.AccessScope? = nil,
         _ body: (inout ChangeRecord, PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        let (result, record) = try await database.transaction(scope: scope ?? .user(actor)) { connection in
-            var record = ChangeRecord(community: communityId)
-            let result = try await body(&record, connection)
-            try await write(record, by: actor, request: request, on: connection)
-            return (result, record)
+        let (result, record): (Result, ChangeRecord)
+        do {
+            (result, record) = try await database.transaction(scope: scope ?? .user(actor)) { connection in
+                var record = ChangeRecord(community: communityId)
+                let result = try await body(&record, connection)
+                try await write(record, by: actor, request: request, on: connection)
+                return (result, record)
+            }
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+            // The wall refused a row: most often because the actor was removed (or the community
+            // deleted) after the gate let the write in. They hear what the gate now says.
+            if scope == nil, let communityId, try await !isMember(actor, of: communityId) {
+                await cache.invalidate(communityId)
+                throw CommunityGate.notFound
+            }
+            throw error
         }
         // After the commit and before the response: nobody reads the old entries again.
         for community in record.invalidatedCommunities { await cache.invalidate(community) }
@@ -83,6 +94,17 @@ package struct CommunityWrites: Sendable {
         }
         for community in Set(invalidated) { await cache.invalidate(community) }
         return result
+    }
+
+    /// Whether `userId` is, as committed now, a member of `communityId` and it is not deleted.
+    private func isMember(_ userId: UUID, of communityId: UUID) async throws -> Bool {
+        try await !database.systemQuery(
+            """
+            SELECT 1 FROM members m JOIN communities c ON c.id = m.community_id
+            WHERE m.community_id = \(communityId) AND m.user_id = \(userId) AND m.left_at IS NULL
+              AND c.deleted_at IS NULL
+            """
+        ).isEmpty
     }
 
     /// The audit entries and outbox messages of a change that touched rows; nothing otherwise.

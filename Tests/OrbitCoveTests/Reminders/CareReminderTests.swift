@@ -49,6 +49,36 @@ import Testing
         }
     }
 
+    /// The race above, made certain: the removal commits after the gate has let the write in
+    /// (here, while the gate still holds the member's standing in its cache), so the wall refuses
+    /// the row. CI saw it as a `500` (`42501`); it is the same `404` the gate says.
+    @Test func aWriteTheWallRefusesBecauseItsMakerWasRemovedIsNotFound() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let member = try await api.signIn("Member")
+            try await api.join(member, club, invitedBy: coach)
+            // The gate reads, and caches, the member's standing.
+            #expect(try await harness.call(.get, Self.path(club), as: member).status == .ok)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                let removed = try await owner.systemQuery(
+                    """
+                    UPDATE members SET left_at = now(), removed_by = \(coach.id)
+                    WHERE community_id = \(club.id) AND user_id = \(member.id) RETURNING 1
+                    """)
+                #expect(removed.count == 1)
+            }
+            let reply = try await harness.call(
+                .post, Self.path(club), as: member,
+                json: #"{"title":"Ghost","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#)
+            #expect(reply.status == .notFound && reply.errorCode == "COMMUNITY_NOT_FOUND", "\(reply.status)")
+            let listed = try await harness.call(.get, Self.path(club) + "?limit=100", as: coach)
+                .page(CareReminder.self).items
+            #expect(listed.isEmpty)
+        }
+    }
+
     @Test func membersShareAReminderAndTheFirstToMarkAnOccurrenceWins() async throws {
         try await RemindersHarness.run { harness in
             let api = harness.api
