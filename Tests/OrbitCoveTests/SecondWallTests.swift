@@ -229,7 +229,7 @@ import Testing
             "app_is_current_icon", "app_own_series", "app_read_communities", "app_register_device",
             "calendar_drop_answers", "calendar_hold_event", "calendar_move_answers", "calendar_placed_changes",
             "calendar_rekey_answers",
-            "calendar_withdraw_departed", "calendar_withdraw_dependant",
+            "calendar_withdraw_departed", "calendar_withdraw_dependant", "care_take_planning_mark",
             "feed_search_config",
             "feed_search_hits",
             "outbox_backlog", "realtime_changes", "realtime_prune",

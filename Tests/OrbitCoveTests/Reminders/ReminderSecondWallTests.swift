@@ -101,6 +101,18 @@ import Testing
                     "UPDATE care_occurrences SET assignee_id = '\(ben.id)' WHERE \(occurrence) RETURNING 1", as: ben)
                     == .refused)
 
+            // The planning mark a member's change takes first (0080) is taken for a reminder of
+            // the caller's communities only. The mark is set to a time the horizon leaves alone:
+            // another community's member leaves it so, a member marks it for planning.
+            let untouched: PostgresQuery =
+                "SELECT count(*)::int FROM reminder_subjects WHERE subject_id = \(walk.id) AND filled_until = 'infinity'"
+            _ = try await db.systemQuery(
+                "UPDATE reminder_subjects SET filled_until = 'infinity' WHERE subject_id = \(walk.id) RETURNING 1")
+            #expect(await run("SELECT care_take_planning_mark('\(walk.id)')", as: eve) == .rows(1))
+            #expect(try await count(untouched, in: db) == 1)
+            #expect(await run("SELECT care_take_planning_mark('\(walk.id)')", as: ada) == .rows(1))
+            #expect(try await count(untouched, in: db) == 0)
+
             // The schedule and the horizon are the system's alone.
             #expect(await run("SELECT id FROM reminder_schedule", as: ada) == .rows(0))
             #expect(await run("SELECT subject_id FROM reminder_subjects", as: ada) == .rows(0))

@@ -215,6 +215,8 @@ struct CareStore: Sendable {
         let occurrence = try await writes.change(in: granted.communityId, by: granted.userId, request: request) {
             change, connection -> CareOccurrence in
             _ = try await Self.reminder(id, in: granted.communityId, on: connection, logger: logger)
+            // The reminder's planning mark before the occurrence, in the planner's order (0080).
+            try await connection.run("SELECT care_take_planning_mark(\(id))", logger: logger)
             guard let current = try await Self.occurrence(id, on: date, lock: true, on: connection, logger: logger)
             else {
                 throw ReminderErrors.occurrenceNotFound
