@@ -8,10 +8,14 @@ import Testing
 
 /// The plumbing every service shares, on a router built the way services build theirs.
 @Suite struct HTTPPlumbingTests {
-    func app(checks: [ReadinessCheck] = []) throws -> some ApplicationProtocol {
-        let runtime = try TestEnvironment.runtime(name: "orbitcove-test")
+    func app(checks: [ReadinessCheck] = [], settings: [String: String] = [:]) throws -> some ApplicationProtocol {
+        let runtime = try TestEnvironment.runtime(name: "orbitcove-test", extra: settings)
         let router = runtime.makeRouter(checks: checks, verifier: nil)
         router.get("/boom") { _, _ -> String in throw PlainError() }
+        router.get("/slow") { _, _ -> String in
+            try await Task.sleep(for: .seconds(2))
+            return "done"
+        }
         router.post("/echo") { request, context in
             struct Body: Codable, Sendable { var name: String; var count: Int }
             return try Response.data(
@@ -100,6 +104,31 @@ import Testing
             let (again, _) = try await HTTPClientProbe(port: port).exchange(
                 raw: Array("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
             #expect(String(decoding: again, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    /// A connection that sends nothing, or a request head a byte at a time that never ends (a
+    /// slow-headers attack on a service's own port), or that stays idle between requests, is
+    /// closed after `ORBITCOVE_HTTP_IDLE_SECONDS`; a request still being answered is not cut
+    /// off. (Until now such connections were held open for good.)
+    @Test func idleConnectionsAreClosed() async throws {
+        try await app(settings: ["ORBITCOVE_HTTP_IDLE_SECONDS": "1"]).test(.live) { client in
+            let port = try #require(client.port)
+            for (name, bytes) in [
+                ("nothing", ""), ("half a head", "GET /health HTTP/1.1\r\nHost: x\r\n"),
+                ("half a body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"),
+            ] {
+                let (reply, closed) = try await HTTPClientProbe(port: port).exchange(raw: Array(bytes.utf8))
+                #expect(closed, "\(name): the connection stayed open")
+                #expect(!String(decoding: reply, as: UTF8.self).hasPrefix("HTTP/1.1 2"), "\(name)")
+            }
+            let (kept, closedAfterIdle) = try await HTTPClientProbe(port: port).exchange(
+                raw: Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(String(decoding: kept, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            #expect(closedAfterIdle, "a kept-alive connection stayed open while idle")
+            let (slow, _) = try await HTTPClientProbe(port: port).exchange(
+                raw: Array("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(String(decoding: slow, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "a slow answer was cut off")
         }
     }
 

@@ -61,7 +61,8 @@ package enum NotificationsApplication {
         // after the kit's database and Redis.
         guard let stream else { throw ConfigurationError(variable: "stream", reason: "not built") }
         return ServiceParts(
-            router: parts.router, services: push.services + parts.services + stream.services, server: stream.server)
+            router: parts.router, services: push.services + parts.services + stream.services,
+            server: { idleTimeout in stream.server(idleTimeout: idleTimeout) })
     }
 
     private static func provider(

@@ -7,6 +7,10 @@ package struct ServiceSettings: Sendable {
     package var environment: String
     package var httpHost: String
     package var httpPort: Int
+    /// How long a connection may be idle (no request part read and none being answered)
+    /// before it is closed: longer than the gateway keeps its idle upstream connections (nginx,
+    /// 60 s), so the gateway, not the service, closes those.
+    package var httpIdleTimeout: Duration
     package var logLevel: Logger.Level
     package var databaseURL: URL
     package var amqpURL: URL
@@ -36,6 +40,7 @@ package struct ServiceSettings: Sendable {
         self.environment = env.string("ORBITCOVE_ENV", default: "development")
         self.httpHost = env.string("ORBITCOVE_HTTP_HOST", default: "127.0.0.1")
         self.httpPort = try env.int("ORBITCOVE_HTTP_PORT", default: defaultPort)
+        self.httpIdleTimeout = .seconds(try env.int("ORBITCOVE_HTTP_IDLE_SECONDS", default: 75, in: 1...3600))
         let level = env.string("ORBITCOVE_LOG_LEVEL", default: "info")
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw ConfigurationError(variable: "ORBITCOVE_LOG_LEVEL", reason: "unknown level \(level)")

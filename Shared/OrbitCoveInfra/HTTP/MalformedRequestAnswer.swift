@@ -98,10 +98,15 @@ extension ChannelHandlerContext {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 as Hummingbird serves it, with bytes that are not a request answered in the
-    /// envelope (``MalformedRequestAnswer``): what every service but the notifications service
-    /// runs (its stream's channel places the same answer itself).
-    package static var enveloped: HTTPServerBuilder {
-        HTTPServerBuilder { responder in EnvelopedHTTP1Channel(inner: HTTP1Channel(responder: responder)) }
+    /// envelope (``MalformedRequestAnswer``), and a connection idle for `idleTimeout` closed
+    /// (one that sends nothing, a request head or body that stops coming, a kept-alive
+    /// connection between requests; never one whose request is being answered): what every
+    /// service but the notifications service runs (its stream's channel does the same itself).
+    package static func enveloped(idleTimeout: Duration) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            EnvelopedHTTP1Channel(
+                inner: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: TimeAmount(idleTimeout))))
+        }
     }
 }
 

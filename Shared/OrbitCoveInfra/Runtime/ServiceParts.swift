@@ -10,9 +10,13 @@ import ServiceLifecycle
 package struct ServiceParts {
     package let router: Router<AppRequestContext>
     package let services: [any Service]
-    package let server: HTTPServerBuilder
+    /// The HTTP server, made with the service's idle timeout (none given: `.enveloped`).
+    package let server: (@Sendable (_ idleTimeout: Duration) -> HTTPServerBuilder)?
 
-    package init(router: Router<AppRequestContext>, services: [any Service], server: HTTPServerBuilder = .enveloped) {
+    package init(
+        router: Router<AppRequestContext>, services: [any Service],
+        server: (@Sendable (_ idleTimeout: Duration) -> HTTPServerBuilder)? = nil
+    ) {
         self.router = router
         self.services = services
         self.server = server

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Metrics
 import OrbitCoveModels
@@ -55,7 +56,8 @@ package struct ServiceRuntime: Sendable {
     package func makeApplication(_ parts: ServiceParts) -> some ApplicationProtocol {
         parts.router.answerUndeclaredMethods()
         var app = Application(
-            responder: HeadResponder(parts.router.buildResponder()), server: parts.server,
+            responder: HeadResponder(parts.router.buildResponder()),
+            server: parts.server?(settings.httpIdleTimeout) ?? .enveloped(idleTimeout: settings.httpIdleTimeout),
             configuration: .init(
                 address: .hostname(settings.httpHost, port: settings.httpPort), serverName: settings.name),
             logger: logger)

@@ -40,7 +40,8 @@ import WSClient
         // stand-in that test watches).
         let apns = try await SharedAPNs.shared.start().settings
         let runtime = try TestEnvironment.runtime(
-            name: "orbitcove-notifications", extra: ["ORBITCOVE_JWKS_URL": api.jwksURL])
+            name: "orbitcove-notifications",
+            extra: ["ORBITCOVE_JWKS_URL": api.jwksURL].merging(settings) { _, new in new })
         let environment = apns.merging(["ORBITCOVE_STREAM_TICK_SECONDS": "1"]) { _, new in new }
             .merging(settings) { _, new in new }
         let app = runtime.makeApplication(
@@ -504,6 +505,32 @@ import WSClient
                 // The service is unharmed: a new stream is served.
                 let stream = StreamProbe.open(port: ports[0], as: ada)
                 try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                await stream.close()
+            }
+        }
+    }
+
+    /// The stream's port closes idle HTTP connections as every service's does (a connection
+    /// that never finishes its first request head, or stays idle after an answer), and leaves
+    /// an open stream alone: it has its heartbeat.
+    @Test func idleConnectionsAreClosedAndStreamsAreNot() async throws {
+        try await CoreHarness.run { api in
+            let (_, club, ada) = try await api.clubWithOneMember()
+            let token = try await Self.syncToken(api, club, as: ada)
+            try await Self.run(api, settings: ["ORBITCOVE_HTTP_IDLE_SECONDS": "1"]) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try await stream.wait(for: "the unread count") { $0.first?.type == .unread }
+                let http = HTTPClientProbe(port: ports[0])
+                for (name, bytes) in [
+                    ("nothing", ""), ("half a head", "GET /health HTTP/1.1\r\nHost: x\r\n"),
+                    ("an answered request", "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"),
+                ] {
+                    let (_, closed) = try await http.exchange(raw: Array(bytes.utf8))
+                    #expect(closed, "\(name): the connection stayed open")
+                }
+                // Well past the idle time, the stream still answers.
+                try stream.subscribe(club.id, from: token)
+                try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
                 await stream.close()
             }
         }

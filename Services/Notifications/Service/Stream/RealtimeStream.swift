@@ -75,13 +75,14 @@ struct RealtimeStream {
     }
 
     /// The HTTP server with WebSocket upgrades for the stream's path; other requests, and
-    /// upgrades it refuses, go to the service's router.
-    var server: HTTPServerBuilder {
+    /// upgrades it refuses, go to the service's router. HTTP connections idle for
+    /// `idleTimeout` are closed; streams have their heartbeat.
+    func server(idleTimeout: Duration) -> HTTPServerBuilder {
         let stream = self
         return HTTPServerBuilder { responder in
             StreamServerChannel(
                 responder: responder, path: "/api/v1/me/stream", maxFrameSize: Self.largestClientFrame,
-                heartbeat: .seconds(stream.settings.heartbeatSeconds),
+                heartbeat: .seconds(stream.settings.heartbeatSeconds), idleTimeout: idleTimeout,
                 authenticate: { request in await stream.authenticate(request) },
                 serve: { inbound, outbound, identity, logger in
                     await stream.serve(inbound, outbound, identity, logger: logger)

@@ -39,6 +39,8 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
     let path: String
     let maxFrameSize: Int
     let heartbeat: Duration
+    /// How long an HTTP connection may be idle before it is closed (``ServiceSettings/httpIdleTimeout``).
+    let idleTimeout: Duration
     let authenticate: @Sendable (HTTPRequest) async -> Result<StreamIdentity, APIError>
     let serve: @Sendable (WebSocketInboundStream, WebSocketOutboundWriter, StreamIdentity, Logger) async -> Void
 
@@ -99,7 +101,8 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                         let closer = try channel.pipeline.syncOperations.handler(type: CloseOnParserError.self)
                         channel.pipeline.syncOperations.removeHandler(closer, promise: nil)
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-                        try channel.pipeline.syncOperations.addHandler(HTTPConnectionStateHandler(logger: logger))
+                        try channel.pipeline.syncOperations.addHandler(
+                            HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
                             wrappingChannelSynchronously: channel,
                             configuration: .init(isOutboundHalfClosureEnabled: true))
@@ -118,6 +121,8 @@ struct StreamServerChannel: ServerChildChannel, HTTPChannelHandler {
                 configuration: configuration)
             let answer = try MalformedRequestAnswer.place(in: channel.pipeline)
             try channel.pipeline.syncOperations.addHandler(HandshakeCheck(), position: .after(answer))
+            try channel.pipeline.syncOperations.addHandler(
+                FirstHeadDeadline(within: TimeAmount(idleTimeout)), position: .after(answer))
             try channel.pipeline.syncOperations.addHandler(CloseOnParserError())
             return Value(negotiated: negotiated, channel: channel)
         }
@@ -238,6 +243,50 @@ private final class CloseOnParserError: ChannelInboundHandler, RemovableChannelH
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is HTTPParserError { context.close(promise: nil) }
         context.fireErrorCaught(error)
+    }
+}
+
+/// Closes a connection whose first request head has not come within `within` of its opening
+/// (nothing sent, or a head sent a byte at a time). Until that head, and the upgrade it may ask
+/// for, no HTTP handler watches the connection; after it, HTTP's idle timeout does (or, for a
+/// stream, its heartbeat), so this one leaves the pipeline.
+private final class FirstHeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    private let within: TimeAmount
+    private var deadline: Scheduled<Void>?
+
+    init(within: TimeAmount) { self.within = within }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { arm(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        arm(context)
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) {
+            deadline?.cancel()
+            deadline = nil
+            context.fireChannelRead(data)
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            return
+        }
+        context.fireChannelRead(data)
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        guard deadline == nil else { return }
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: within) { channel.close(promise: nil) }
     }
 }
 
