@@ -24,6 +24,77 @@ import Testing
         return rows
     }
 
+    /// The pass's look for events nobody planned (at start, then daily) and a planner of a
+    /// community's events (each `event.*` message) take subjects' rows in one order, ascending
+    /// id. The look took them in storage order: holding a higher one, it waited for a lower one a
+    /// planner held, while the planner waited for the higher one (PostgreSQL broke the deadlock:
+    /// a failed pass or a redelivered message, and a warning, seen in every test run).
+    @Test func lookingForUnplannedEventsAndPlanningTakeSubjectsInOneOrder() async throws {
+        try await CoreHarness.run { api in
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            // Two events stored higher id first (core alone: nobody plans them).
+            var ids: [UUID] = []
+            repeat {
+                ids.append(
+                    try await api.createEvent(
+                        in: club, by: coach, #"{"title":"Match \#(ids.count)","startsAt":"2031-06-01T18:00:00Z"}"#
+                    ).id)
+            } while ids.count < 2 || ids[ids.count - 2].lowercasedString < ids[ids.count - 1].lowercasedString
+            let (higher, lower) = (ids[ids.count - 2], ids[ids.count - 1])
+            try await withTestDatabase { database in
+                func take(_ event: UUID, on connection: PostgresConnection) async throws {
+                    try await connection.run(
+                        """
+                        INSERT INTO reminder_subjects (kind, subject_id, community_id) VALUES ('event', \(event), \(club.id))
+                        ON CONFLICT (kind, subject_id) DO NOTHING
+                        """, logger: TestEnvironment.logger)
+                }
+                // A planner of the community's events: the lower one's row, then the higher one's.
+                let planner = AsyncStream<String>.makeStream()
+                let release = AsyncStream<Void>.makeStream()
+                let planning = Task {
+                    try await database.transaction(scope: .system) { connection in
+                        try await take(lower, on: connection)
+                        for try await id in try await connection.query(
+                            "SELECT pg_current_xact_id()::text", logger: TestEnvironment.logger
+                        ).decode(String.self) {
+                            planner.continuation.yield(id)
+                        }
+                        for await _ in release.stream { break }
+                        try await take(higher, on: connection)
+                    }
+                }
+                var holder = planner.stream.makeAsyncIterator()
+                let xid = try #require(await holder.next())
+                let horizon = ReminderHorizon(
+                    database: database, logger: TestEnvironment.logger, wakeups: SchedulerWakeups())
+                let looking = Task {
+                    try await database.transaction(scope: .system) { try await horizon.discover(on: $0) }
+                }
+                // The look waits for the planner's row...
+                #expect(
+                    try await eventually {
+                        try await !database.systemQuery(
+                            """
+                            SELECT 1 FROM pg_locks
+                            WHERE locktype = 'transactionid' AND transactionid::text = \(xid) AND NOT granted
+                            """
+                        ).isEmpty
+                    })
+                // ...and the planner goes on to the higher one: both finish.
+                release.continuation.finish()
+                let planned = await planning.result
+                let looked = await looking.result
+                #expect(throws: Never.self) { try planned.get() }
+                #expect(throws: Never.self) { try looked.get() }
+                let subjects = try await database.systemQuery(
+                    "SELECT 1 FROM reminder_subjects WHERE subject_id IN (\(lower), \(higher))")
+                #expect(subjects.count == 2)
+            }
+        }
+    }
+
     @Test func remindersFollowLeadTimesAnswersMovesAndCancellation() async throws {
         try await RemindersHarness.run { harness in
             let api = harness.api

@@ -69,11 +69,16 @@ struct ReminderHorizon: Sendable {
     }
 
     /// Live events that have not ended, active dues and care reminders with no subject yet.
-    private func discover(on connection: PostgresConnection) async throws {
+    /// Their rows are made in ascending id, the order every planner of several subjects takes
+    /// them in (``community(_:on:)``, ``eventsChanged(in:on:)``): made in storage order, the look
+    /// could hold a higher one while waiting for a lower one a planner held, and the planner wait
+    /// for the higher one.
+    func discover(on connection: PostgresConnection) async throws {
         try await connection.run(
             """
             INSERT INTO reminder_subjects (kind, subject_id, community_id)
-            SELECT 'event', e.id, e.community_id FROM events e
+            SELECT kind, subject_id, community_id FROM (
+            SELECT 'event' AS kind, e.id AS subject_id, e.community_id FROM events e
             WHERE e.recurrence_parent_id IS NULL AND e.deleted_at IS NULL AND e.cancelled_at IS NULL
               AND (CASE WHEN e.recurrence_rule IS NULL THEN e.starts_at ELSE coalesce(e.recurrence_end, 'infinity') END) > now()
               AND NOT EXISTS (SELECT 1 FROM reminder_subjects s WHERE s.kind = 'event' AND s.subject_id = e.id)
@@ -85,6 +90,8 @@ struct ReminderHorizon: Sendable {
             SELECT 'care', r.id, r.community_id FROM care_reminders r
             WHERE r.deleted_at IS NULL
               AND NOT EXISTS (SELECT 1 FROM reminder_subjects s WHERE s.kind = 'care' AND s.subject_id = r.id)
+            ) unplanned
+            ORDER BY subject_id
             ON CONFLICT DO NOTHING
             """, logger: logger)
     }
