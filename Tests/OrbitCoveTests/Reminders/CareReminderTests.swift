@@ -87,13 +87,9 @@ import Testing
         try await RemindersHarness.run { harness in
             let api = harness.api
             let coach = try await api.signIn("Coach")
-            let club = try await api.community(by: coach)
             var members = [coach]
-            for index in 0..<5 {
-                let member = try await api.signIn("Member\(index)")
-                try await api.join(member, club, invitedBy: coach)
-                members.append(member)
-            }
+            for index in 0..<5 { members.append(try await api.signIn("Member\(index)")) }
+            let club = try await api.club(of: coach, with: Array(members.dropFirst()))
             let walk = try await harness.reminder(
                 in: club, by: coach, #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#)
             let tomorrow = Self.day(CareRoutes.today(in: "UTC"), plus: 1)
