@@ -49,10 +49,18 @@ package struct CommunityWrites: Sendable {
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
             // The wall refused a row: most often because the actor was removed (or the community
-            // deleted) after the gate let the write in. They hear what the gate now says.
-            if scope == nil, let communityId, try await !isMember(actor, of: communityId) {
-                await cache.invalidate(communityId)
-                throw CommunityGate.notFound
+            // deleted) after the gate let the write in. They hear what the gate says now; if it
+            // still lets them in, the refusal is the error it is.
+            guard scope == nil, let communityId else { throw error }
+            await cache.invalidate(communityId)
+            do {
+                _ = try await CommunityGate(database: database, cache: cache, logger: logger)
+                    .resolve(communityId, by: actor)
+            } catch let refusal as APIError {
+                logger.notice(
+                    "the wall refused a write whose author the gate no longer lets in",
+                    metadata: ["community": "\(communityId)", "error": .string(logDescription(of: error))])
+                throw refusal
             }
             throw error
         }
@@ -94,17 +102,6 @@ package struct CommunityWrites: Sendable {
         }
         for community in Set(invalidated) { await cache.invalidate(community) }
         return result
-    }
-
-    /// Whether `userId` is, as committed now, a member of `communityId` and it is not deleted.
-    private func isMember(_ userId: UUID, of communityId: UUID) async throws -> Bool {
-        try await !database.systemQuery(
-            """
-            SELECT 1 FROM members m JOIN communities c ON c.id = m.community_id
-            WHERE m.community_id = \(communityId) AND m.user_id = \(userId) AND m.left_at IS NULL
-              AND c.deleted_at IS NULL
-            """
-        ).isEmpty
     }
 
     /// The audit entries and outbox messages of a change that touched rows; nothing otherwise.

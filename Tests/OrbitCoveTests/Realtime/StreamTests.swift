@@ -536,6 +536,21 @@ import WSClient
         }
     }
 
+    /// A service stopping closes a connection that has not sent its first request at once, as
+    /// Hummingbird closes idle HTTP ones: waiting out the idle time (75 s) held a shutdown past
+    /// Kubernetes' grace period (a review's).
+    @Test func aSilentConnectionDoesNotHoldUpAShutdown() async throws {
+        try await CoreHarness.run { api in
+            let silent = Mutex<Task<(reply: Data, closed: Bool), any Error>?>(nil)
+            try await Self.run(api) { ports in
+                silent.withLock { $0 = Task { try await HTTPClientProbe(port: ports[0]).exchange(raw: []) } }
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            let probe = try #require(silent.withLock { $0 })
+            #expect(try await probe.value.closed, "the connection was still open after the shutdown")
+        }
+    }
+
     /// A handshake the stream cannot take is answered in the envelope, as RFC 6455 §4.2.2 asks:
     /// `426` naming version 13 for another version (or none, or two), `400` for a key that is
     /// not one 16-byte nonce. A hostile probe got the connection dropped (the gateway's `502`):
