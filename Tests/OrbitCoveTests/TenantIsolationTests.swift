@@ -103,13 +103,17 @@ import Testing
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")
             let member = try await api.signIn("Member")
-            let writes: [(String, String)] = [
-                ("posts", #"{"content":"Still here?"}"#),
-                ("events", #"{"title":"Ghost match","startsAt":"2031-06-01T18:00:00Z"}"#),
+            let writes: [(String, (Community) -> String)] = [
+                ("posts", { _ in #"{"content":"Still here?"}"# }),
+                ("events", { _ in #"{"title":"Ghost match","startsAt":"2031-06-01T18:00:00Z"}"# }),
+                // Outside the write path, with the same answer.
+                ("/api/v1/me/calendar-feeds", { #"{"communityId":"\#($0.id)"}"# }),
             ]
-            for (route, json) in writes {
+            for (route, body) in writes {
                 let club = try await api.club(of: coach, with: [member])
                 let base = "/api/v1/communities/\(club.id)"
+                let path = route.hasPrefix("/") ? route : "\(base)/\(route)"
+                let json = body(club)
                 #expect(try await api.call(.get, "\(base)/members", as: member).status == .ok)
                 try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
                     let removed = try await owner.systemQuery(
@@ -119,7 +123,7 @@ import Testing
                         """)
                     #expect(removed.count == 1)
                 }
-                let reply = try await api.call(.post, "\(base)/\(route)", as: member, json: json)
+                let reply = try await api.call(.post, path, as: member, json: json)
                 #expect(
                     reply.status == .notFound && reply.errorCode == "COMMUNITY_NOT_FOUND",
                     "\(route): \(reply.status) \(reply.errorCode ?? "")")
@@ -129,6 +133,7 @@ import Testing
                     """
                     SELECT 1 FROM posts WHERE author_id = \(member.id)
                     UNION ALL SELECT 1 FROM events WHERE created_by = \(member.id)
+                    UNION ALL SELECT 1 FROM calendar_feeds WHERE user_id = \(member.id)
                     """)
             }
             #expect(stored.isEmpty)

@@ -89,6 +89,24 @@ package struct CommunityGate: Sendable {
             cachedMembers: snapshot.membersPage)
     }
 
+    /// What to answer for a write `error` refused by the wall (`42501`) in `communityId`: most
+    /// often the caller was removed, or the community deleted, after this gate let the write
+    /// in. The cache is emptied and the caller hears what the gate says now; if it still lets
+    /// them in, the refusal is the error it is. Rethrows anything else as it is.
+    package func rethrow(_ error: any Error, ofAWriteIn communityId: UUID, by userId: UUID) async throws -> Never {
+        guard let refused = error as? PSQLError, refused.serverInfo?[.sqlState] == "42501" else { throw error }
+        await cache.invalidate(communityId)
+        do {
+            _ = try await resolve(communityId, by: userId)
+        } catch let refusal as APIError {
+            logger.notice(
+                "the wall refused a write whose author the gate no longer lets in",
+                metadata: ["community": "\(communityId)", "error": .string(logDescription(of: refused))])
+            throw refusal
+        }
+        throw error
+    }
+
     private struct Loaded {
         var record: CommunityRecord
         var role: MemberRole?

@@ -47,22 +47,11 @@ package struct CommunityWrites: Sendable {
                 try await write(record, by: actor, request: request, on: connection)
                 return (result, record)
             }
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
-            // The wall refused a row: most often because the actor was removed (or the community
-            // deleted) after the gate let the write in. They hear what the gate says now; if it
-            // still lets them in, the refusal is the error it is.
+        } catch {
+            // The wall refused a row of a member removed meanwhile, say: what the gate says now.
             guard scope == nil, let communityId else { throw error }
-            await cache.invalidate(communityId)
-            do {
-                _ = try await CommunityGate(database: database, cache: cache, logger: logger)
-                    .resolve(communityId, by: actor)
-            } catch let refusal as APIError {
-                logger.notice(
-                    "the wall refused a write whose author the gate no longer lets in",
-                    metadata: ["community": "\(communityId)", "error": .string(logDescription(of: error))])
-                throw refusal
-            }
-            throw error
+            try await CommunityGate(database: database, cache: cache, logger: logger)
+                .rethrow(error, ofAWriteIn: communityId, by: actor)
         }
         // After the commit and before the response: nobody reads the old entries again.
         for community in record.invalidatedCommunities { await cache.invalidate(community) }

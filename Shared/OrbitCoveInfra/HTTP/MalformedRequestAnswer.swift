@@ -98,10 +98,10 @@ extension ChannelHandlerContext {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 as Hummingbird serves it, with bytes that are not a request answered in the
-    /// envelope (``MalformedRequestAnswer``), and a connection idle for `idleTimeout` closed
-    /// (one that sends nothing, a request head or body that stops coming, a kept-alive
-    /// connection between requests; never one whose request is being answered): what every
-    /// service but the notifications service runs (its stream's channel does the same itself).
+    /// envelope (``MalformedRequestAnswer``), and a connection with nothing read for
+    /// `idleTimeout` closed (one that sends nothing, a request head or body that stops coming, a
+    /// kept-alive connection between requests; never one whose request was read in full): what
+    /// every service but the notifications service runs (its stream's channel does the same).
     package static func enveloped(idleTimeout: Duration) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             EnvelopedHTTP1Channel(

@@ -42,53 +42,25 @@ import Testing
                     ).id)
             } while ids.count < 2 || ids[ids.count - 2].lowercasedString < ids[ids.count - 1].lowercasedString
             let (higher, lower) = (ids[ids.count - 2], ids[ids.count - 1])
-            try await withTestDatabase { database in
-                func take(_ event: UUID, on connection: PostgresConnection) async throws {
-                    try await connection.run(
-                        """
-                        INSERT INTO reminder_subjects (kind, subject_id, community_id) VALUES ('event', \(event), \(club.id))
-                        ON CONFLICT (kind, subject_id) DO NOTHING
-                        """, logger: TestEnvironment.logger)
-                }
+            @Sendable func take(_ event: UUID) -> PostgresQuery {
+                """
+                INSERT INTO reminder_subjects (kind, subject_id, community_id) VALUES ('event', \(event), \(club.id))
+                ON CONFLICT (kind, subject_id) DO NOTHING
+                """
+            }
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
                 // A planner of the community's events: the lower one's row, then the higher one's.
-                let planner = AsyncStream<String>.makeStream()
-                let release = AsyncStream<Void>.makeStream()
-                let planning = Task {
-                    try await database.transaction(scope: .system) { connection in
-                        try await take(lower, on: connection)
-                        for try await id in try await connection.query(
-                            "SELECT pg_current_xact_id()::text", logger: TestEnvironment.logger
-                        ).decode(String.self) {
-                            planner.continuation.yield(id)
-                        }
-                        for await _ in release.stream { break }
-                        try await take(higher, on: connection)
-                    }
-                }
-                var holder = planner.stream.makeAsyncIterator()
-                let xid = try #require(await holder.next())
+                let planner = try await HeldTransaction.start(take(lower), on: owner)
                 let horizon = ReminderHorizon(
-                    database: database, logger: TestEnvironment.logger, wakeups: SchedulerWakeups())
+                    database: owner, logger: TestEnvironment.logger, wakeups: SchedulerWakeups())
                 let looking = Task {
-                    try await database.transaction(scope: .system) { try await horizon.discover(on: $0) }
+                    try await owner.transaction(scope: .system) { try await horizon.discover(on: $0) }
                 }
-                // The look waits for the planner's row...
-                #expect(
-                    try await eventually {
-                        try await !database.systemQuery(
-                            """
-                            SELECT 1 FROM pg_locks
-                            WHERE locktype = 'transactionid' AND transactionid::text = \(xid) AND NOT granted
-                            """
-                        ).isEmpty
-                    })
-                // ...and the planner goes on to the higher one: both finish.
-                release.continuation.finish()
-                let planned = await planning.result
-                let looked = await looking.result
-                #expect(throws: Never.self) { try planned.get() }
-                #expect(throws: Never.self) { try looked.get() }
-                let subjects = try await database.systemQuery(
+                // The look waits for the planner's row, and the planner goes on: both finish.
+                #expect(try await eventually { try await planner.isWaitedOn() })
+                await #expect(throws: Never.self) { try await planner.end(after: take(higher)) }
+                await #expect(throws: Never.self) { try await looking.value }
+                let subjects = try await owner.systemQuery(
                     "SELECT 1 FROM reminder_subjects WHERE subject_id IN (\(lower), \(higher))")
                 #expect(subjects.count == 2)
             }

@@ -10,10 +10,13 @@ final class HeldTransaction: Sendable {
     let id: String
     private let owner: Database
     private let release: AtomicFlag
+    private let last: LastStatement
     private let task: Task<Void, any Error>
 
-    private init(id: String, owner: Database, release: AtomicFlag, task: Task<Void, any Error>) {
-        (self.id, self.owner, self.release, self.task) = (id, owner, release, task)
+    private init(
+        id: String, owner: Database, release: AtomicFlag, last: LastStatement, task: Task<Void, any Error>
+    ) {
+        (self.id, self.owner, self.release, self.last, self.task) = (id, owner, release, last, task)
     }
 
     /// Runs `statement` in a transaction as the system and holds it; `rollBack` ends it without
@@ -25,6 +28,7 @@ final class HeldTransaction: Sendable {
     {
         let release = AtomicFlag()
         let holderId = Mutex<String?>(nil)
+        let last = LastStatement()
         let task = Task {
             try await owner.transaction(scope: .system) { connection in
                 try await connection.run(statement, logger: TestEnvironment.logger)
@@ -34,12 +38,15 @@ final class HeldTransaction: Sendable {
                     holderId.withLock { $0 = id }
                 }
                 while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
+                if let statement = last.statement.withLock({ $0 }) {
+                    try await connection.run(statement, logger: TestEnvironment.logger)
+                }
                 if rollBack { throw CancellationError() }
             }
         }
         #expect(try await eventually { holderId.withLock { $0 } != nil })
         let id = try #require(holderId.withLock { $0 })
-        return HeldTransaction(id: id, owner: owner, release: release, task: task)
+        return HeldTransaction(id: id, owner: owner, release: release, last: last, task: task)
     }
 
     /// Whether a session waits on this transaction.
@@ -56,5 +63,18 @@ final class HeldTransaction: Sendable {
     func end() async {
         release.set()
         _ = try? await task.value
+    }
+
+    /// Runs `statement` in the transaction, then ends it as ``end()`` does; throws what either
+    /// failed with (a deadlock PostgreSQL broke by failing this transaction, say).
+    func end(after statement: PostgresQuery) async throws {
+        last.statement.withLock { $0 = statement }
+        release.set()
+        try await task.value
+    }
+
+    /// The statement ``end(after:)`` runs before the end, shared with the holder's task.
+    private final class LastStatement: Sendable {
+        let statement = Mutex<PostgresQuery?>(nil)
     }
 }

@@ -24,7 +24,14 @@ struct CalendarFeedRoutes {
             }
             try reader.check()
             if let community { _ = try await gate.require(.viewContent, in: community, by: user) }
-            let feed = try await feeds.create(for: user, community: community)
+            let feed: CalendarFeed
+            do {
+                feed = try await feeds.create(for: user, community: community)
+            } catch {
+                // The wall refuses a feed of a community the caller left meanwhile.
+                guard let community else { throw error }
+                try await gate.rethrow(error, ofAWriteIn: community, by: user)
+            }
             return try Response.data(
                 feed, status: .created, requestId: context.requestId,
                 headers: [
