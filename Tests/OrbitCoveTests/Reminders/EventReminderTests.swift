@@ -33,15 +33,20 @@ import Testing
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")
             let club = try await api.community(by: coach)
-            // Two events stored higher id first (core alone: nobody plans them).
-            var ids: [UUID] = []
-            repeat {
-                ids.append(
-                    try await api.createEvent(
-                        in: club, by: coach, #"{"title":"Match \#(ids.count)","startsAt":"2031-06-01T18:00:00Z"}"#
-                    ).id)
-            } while ids.count < 2 || ids[ids.count - 2].lowercasedString < ids[ids.count - 1].lowercasedString
-            let (higher, lower) = (ids[ids.count - 2], ids[ids.count - 1])
+            // Two events stored higher id first, written in SQL: no message of core's has a
+            // reminders consumer (another test's) plan them first.
+            let ids = [UUID(), UUID()].sorted { $0.lowercasedString < $1.lowercasedString }
+            let (higher, lower) = (ids[1], ids[0])
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                for event in [higher, lower] {
+                    try await owner.systemQuery(
+                        """
+                        INSERT INTO events (id, community_id, created_by, title, starts_at)
+                        VALUES (\(event), \(club.id), \(coach.id), 'Match', '2031-06-01T18:00:00Z')
+                        RETURNING 1
+                        """)
+                }
+            }
             @Sendable func take(_ event: UUID) -> PostgresQuery {
                 """
                 INSERT INTO reminder_subjects (kind, subject_id, community_id) VALUES ('event', \(event), \(club.id))
