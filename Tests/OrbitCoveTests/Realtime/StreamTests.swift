@@ -510,6 +510,43 @@ import WSClient
         }
     }
 
+    /// One commit that logs a row several times (an expense made or edited: its row, then the
+    /// totals its splits write back to it) arrives as one change, as sync lists it once: a
+    /// hostile probe saw an edit arrive three times, identical, and a new expense as an insert
+    /// and an update.
+    @Test func aRowLoggedSeveralTimesInOneCommitArrivesOnce() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            let edited = try await FinanceTests.expense(
+                api, in: club, by: coach, FinanceTests.equal(1000, paidBy: coach, among: [coach, ada]))
+            let token = try await Self.syncToken(api, club, as: ada)
+            try await Self.run(api) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try stream.subscribe(club.id, from: token)
+                try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                let edit = try await api.call(
+                    .patch, FinanceTests.path(club, "transactions/\(edited.id)"), as: coach,
+                    json: #"{"totalAmount":1200}"#)
+                #expect(edit.status == .ok)
+                let made = try await FinanceTests.expense(
+                    api, in: club, by: coach, FinanceTests.equal(500, paidBy: ada, among: [coach, ada]))
+                // A change after both, as a fence: frames come in commit order.
+                let post = try await Self.post(api, in: club, by: coach, "after")
+                try await stream.wait(for: "the post") { _ in !stream.changes(of: post).isEmpty }
+                #expect(stream.changes(of: edited.id).map(\.operation) == ["update"])
+                #expect(stream.changes(of: made.id).map(\.operation) == ["insert"])
+                await stream.close()
+                // The same from the log, for a stream that resumes from before them.
+                let resumed = StreamProbe.open(port: ports[0], as: ada)
+                try resumed.subscribe(club.id, from: token)
+                try await resumed.wait(for: "the post") { _ in !resumed.changes(of: post).isEmpty }
+                #expect(resumed.changes(of: edited.id).map(\.operation) == ["update"])
+                #expect(resumed.changes(of: made.id).map(\.operation) == ["insert"])
+                await resumed.close()
+            }
+        }
+    }
+
     /// The stream's port closes idle HTTP connections as every service's does (a connection
     /// that never finishes its first request head, or stays idle after an answer), and leaves
     /// an open stream alone: it has its heartbeat.

@@ -51,6 +51,31 @@ struct StreamBatch: Codable, Sendable {
         enum CodingKeys: String, CodingKey {
             case community = "c", kind = "k", id = "i", operation = "o", txid = "x"
         }
+
+        /// `changes` (in log order) with one entry per row per commit, where it first came: a
+        /// commit logs a row once per write to it (an expense's row, then the totals its splits
+        /// write back), and sync lists it once. The entry is a deletion if the commit deleted
+        /// the row, an insertion if it made it, an update otherwise.
+        static func oncePerCommit(_ changes: [Change]) -> [Change] {
+            struct Row: Hashable {
+                var community: UUID
+                var kind: String
+                var id: UUID
+                var txid: UInt64
+            }
+            var kept: [Change] = []
+            var at: [Row: Int] = [:]
+            for change in changes {
+                let row = Row(community: change.community, kind: change.kind, id: change.id, txid: change.txid)
+                guard let index = at[row] else {
+                    at[row] = kept.count
+                    kept.append(change)
+                    continue
+                }
+                if change.operation == "delete" { kept[index].operation = "delete" }
+            }
+            return kept
+        }
     }
 
     var shard: Int

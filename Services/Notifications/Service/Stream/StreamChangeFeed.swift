@@ -149,7 +149,7 @@ package struct StreamChangeFeed: Service {
                 guard let community = community ?? (kind == StreamBatch.unread ? id : nil) else { continue }
                 changes.append(.init(community: community, kind: kind, id: id, operation: operation, txid: txid))
             }
-            return (snapshot, readAt, changes)
+            return (snapshot, readAt, StreamBatch.Change.oncePerCommit(changes))
         }
         guard !snapshot.isEmpty else { throw StreamFeedError(message: "realtime_changes returned no snapshot") }
         return (snapshot, Int64((readAt.timeIntervalSince1970 * 1_000_000).rounded()), changes)

@@ -90,7 +90,7 @@ struct StreamLog: Sendable {
                 if list.count > SyncEngine.mostChanges {
                     tooMany.insert(community)
                 } else {
-                    changes[community] = list
+                    changes[community] = StreamBatch.Change.oncePerCommit(list)
                 }
             }
             return Read(
