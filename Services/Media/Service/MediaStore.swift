@@ -51,19 +51,43 @@ struct MediaStore: Sendable {
     }
 
     /// Marks an upload arrived and queues its processing, in one transaction; `false` when it
-    /// was no longer pending (the URL was used before, or the row went away).
+    /// was no longer pending (the URL was used before, or the row went away). An upload to a
+    /// community whose uploader is no longer in it (left, removed, or the community deleted
+    /// since the URL was given), or whose uploader's account was deleted, is refused: the
+    /// gate's `404 COMMUNITY_NOT_FOUND`, or `401 ACCOUNT_DELETED`.
     func markUploaded(_ id: UUID) async throws -> Bool {
         try await database.transaction(scope: .system) { connection in
             let rows = try await connection.query(
                 """
-                UPDATE media SET status = 'uploaded', uploaded_at = now()
-                WHERE id = \(id) AND status = 'pending' AND deleted_at IS NULL
-                RETURNING community_id, uploaded_by
+                WITH upload AS (
+                    SELECT m.id, m.status, m.community_id,
+                           EXISTS (SELECT 1 FROM users u WHERE u.id = m.uploaded_by AND u.deleted_at IS NULL) AS account,
+                           m.community_id IS NULL OR EXISTS (
+                               SELECT 1 FROM members mb JOIN communities c ON c.id = mb.community_id
+                               WHERE mb.community_id = m.community_id AND mb.user_id = m.uploaded_by
+                                 AND mb.left_at IS NULL AND c.deleted_at IS NULL) AS member
+                    FROM media m WHERE m.id = \(id) AND m.deleted_at IS NULL
+                    FOR UPDATE OF m
+                ),
+                marked AS (
+                    UPDATE media SET status = 'uploaded', uploaded_at = now()
+                    FROM upload u
+                    WHERE media.id = u.id AND u.status = 'pending' AND u.account AND u.member
+                    RETURNING media.community_id, media.uploaded_by
+                )
+                SELECT m.community_id, m.uploaded_by, u.account, u.member
+                FROM upload u LEFT JOIN marked m ON true
                 """, logger: logger)
             var found: (UUID?, UUID)?
             for try await row in rows {
                 var cells = RowReader(row)
-                found = (try cells.next("community_id"), try cells.next("uploaded_by"))
+                let (community, uploader): (UUID?, UUID?) = (
+                    try cells.next("community_id"), try cells.next("uploaded_by")
+                )
+                let (account, member): (Bool, Bool) = (try cells.next("account"), try cells.next("member"))
+                guard account else { throw APIError.accountDeleted }
+                guard member else { throw CommunityGate.notFound }
+                if let uploader { found = (community, uploader) }
             }
             guard let (community, uploader) = found else { return false }
             try await Outbox.enqueue(

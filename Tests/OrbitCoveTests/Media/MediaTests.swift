@@ -200,6 +200,31 @@ import Testing
         }
     }
 
+    /// An upload URL outlives its uploader's membership by up to its 15 minutes: bytes sent to
+    /// it after the uploader left (or was removed) are not taken, and nothing of them reaches
+    /// the community. A hostile probe's: the file was processed and shown to the community, in
+    /// its sync, as the former member's.
+    @Test func anUploadBySomeoneWhoHasLeftIsNotTaken() async throws {
+        try await MediaHarness.run { harness in
+            let api = harness.api
+            let (coach, ada) = (try await api.signIn("Coach"), try await api.signIn("Ada"))
+            let club = try await api.club(of: coach, with: [ada])
+            let photo = try Self.fixture("photo.png")
+            let upload = try await harness.ask(photo, as: ada, in: club, type: MediaType.png).data(MediaUpload.self)
+            let removed = try await api.call(.delete, "/api/v1/communities/\(club.id)/members/\(ada.id)", as: coach)
+            #expect(removed.status == .noContent)
+            let sent = try await harness.send(upload.upload, photo)
+            #expect(sent.status == .notFound && sent.errorCode == "COMMUNITY_NOT_FOUND", "\(sent.status)")
+            // Nothing was queued: the file stays unprocessed, and its bytes are gone.
+            try await Task.sleep(for: .milliseconds(500))
+            let row = try await withTestDatabase { database in
+                try await database.systemQuery("SELECT status::text FROM media WHERE id = \(upload.media.id)")
+                    .first?.decode(String.self)
+            }
+            #expect(row == "pending")
+        }
+    }
+
     @Test func badRequestsAreRefusedWithTheirField() async throws {
         try await MediaHarness.run { harness in
             let (coach, stranger) = (try await harness.api.signIn("Coach"), try await harness.api.signIn("Eve"))
