@@ -396,6 +396,35 @@ import Testing
         }
     }
 
+    /// An answer while the event is edited again and again (an organiser fixing its title)
+    /// is made: each edit makes the answer read the event again, and a hostile probe saw the
+    /// third such read give up as `503 SERVICE_UNAVAILABLE`, to one answer in three against
+    /// five edits at once.
+    @Test func anAnswerDuringABurstOfEditsIsMade() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            var statuses: [Int] = []
+            for round in 0..<6 {
+                let event = try await api.createEvent(
+                    in: club, by: coach, #"{"title":"Match","startsAt":"2031-05-01T15:00:00Z","capacity":5}"#)
+                let base = "/api/v1/communities/\(club.id)/events/\(event.id)"
+                statuses += try await withThrowingTaskGroup(of: Int?.self) { group in
+                    group.addTask {
+                        Int(try await api.call(.post, "\(base)/rsvp", as: ada, json: #"{"status":"yes"}"#).status.code)
+                    }
+                    for edit in 0..<6 {
+                        group.addTask {
+                            _ = try await api.call(.patch, base, as: coach, json: #"{"title":"Match \#(round).\#(edit)"}"#)
+                            return nil
+                        }
+                    }
+                    return try await group.reduce(into: []) { if let status = $1 { $0.append(status) } }
+                }
+            }
+            #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+        }
+    }
+
     /// An instance's counts follow each answer by what it changed (migration 0026): after many
     /// answers changed back and forth, with guests and a waitlist moving, they equal a count of
     /// the answers as they stand.

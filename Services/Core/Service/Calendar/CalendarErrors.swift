@@ -7,6 +7,9 @@ enum CalendarErrors {
     static let instanceNotFound = APIError.notFound(
         "INSTANCE_NOT_FOUND", "The series has no instance starting at that recurrenceId")
     static let cancelled = APIError(.conflict, code: "EVENT_CANCELLED", message: "The event was cancelled")
+    /// An answer the event's edits kept overtaking (``RSVPStore/attempts`` in a row).
+    static let keptChanging = APIError(
+        .conflict, code: "EVENT_CHANGING", message: "The event kept changing while you answered; try again")
     static let rsvpClosed = APIError(
         .conflict, code: "RSVP_CLOSED", message: "Answers for this event closed at its RSVP deadline")
 

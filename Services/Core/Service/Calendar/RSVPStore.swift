@@ -27,13 +27,15 @@ struct RSVPStore: Sendable {
     {
         // An edit that commits between reading the event and placing the answer makes the
         // answer fail with serialization_failure; it is made again on the event as it now is,
-        // and after three such edits in a row the caller is asked to try again.
+        // after a short random pause that grows (edits come in bursts: an organiser fixing a
+        // title), and after six such edits in a row the caller hears the event kept changing.
         var attempt = 1
         while true {
             do {
                 return try await answerOnce(answer, to: eventId, granted: granted, request: request)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "40001" {
-                guard attempt < 3 else { throw Database.unavailable }
+                guard attempt < Self.attempts else { throw CalendarErrors.keptChanging }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(10 * attempt))))
                 attempt += 1
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.noLongerAMember {
                 // The answerer left, or was removed, while the answer waited (migration 0059).
@@ -68,6 +70,9 @@ struct RSVPStore: Sendable {
             "SELECT 1 FROM family_members WHERE id = \(dependant) AND user_id = \(user)", logger: logger
         ).collect().isEmpty
     }
+
+    /// How many times an answer is made before an event that keeps changing under it is said to.
+    static let attempts = 6
 
     /// The SQLSTATE `calendar_answer` fails with when its author is no longer a member.
     static let noLongerAMember = "OCM01"
