@@ -414,7 +414,8 @@ import Testing
                     }
                     for edit in 0..<6 {
                         group.addTask {
-                            _ = try await api.call(.patch, base, as: coach, json: #"{"title":"Match \#(round).\#(edit)"}"#)
+                            _ = try await api.call(
+                                .patch, base, as: coach, json: #"{"title":"Match \#(round).\#(edit)"}"#)
                             return nil
                         }
                     }
