@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PostgresNIO
+import Synchronization
 import Testing
 
 @testable import OrbitCoveInfra
@@ -92,6 +93,17 @@ import Testing
             }
             throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "the commit was not acknowledged")
         }
+        // Refused once, with "try again", writing nothing (an answer the event's edits kept
+        // overtaking: `409 EVENT_CHANGING`); made the second time.
+        let refusals = RefusedOnce()
+        router.post("refused-once") { _, context -> Response in
+            if refusals.first() {
+                throw APIError(
+                    .conflict, code: "EVENT_CHANGING", message: "try again", headers: [.retryAfter: "1"])
+            }
+            try await effect(context)
+            return Response(status: .created)
+        }
         router.post("read-then-fail") { _, context -> Response in
             try await database.transaction(userId: context.userId) { connection in
                 try await connection.run("SELECT 1", logger: TestEnvironment.logger)
@@ -150,6 +162,28 @@ import Testing
                     try await Self.post(client, "/read-then-fail", user: user, key: readKey).0 == .serviceUnavailable)
                 #expect(
                     try await Self.post(client, "/read-then-fail", user: user, key: readKey).1 == "SERVICE_UNAVAILABLE")
+            }
+        }
+    }
+
+    final class RefusedOnce: Sendable {
+        private let refused = Atomic<Bool>(false)
+        /// True the first time only.
+        func first() -> Bool { !refused.exchange(true, ordering: .relaxed) }
+    }
+
+    /// A refusal that says to try again (`Retry-After`) and wrote nothing is not kept: the
+    /// retry with the same key is made. A review's: `409 EVENT_CHANGING` was kept and replayed
+    /// for a day to the retry its own message asks for.
+    @Test func aRefusalThatSaysTryAgainIsNotKept() async throws {
+        try await withTestDatabase { database in
+            let (user, key) = (UUID(), UUID().uuidString)
+            try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
+                let first = try await Self.post(client, "/refused-once", user: user, key: key)
+                #expect(first.0 == .conflict && first.1 == "EVENT_CHANGING")
+                let retry = try await Self.post(client, "/refused-once", user: user, key: key)
+                #expect(retry.0 == .created, "\(retry)")
+                #expect(try await Self.effects(of: user, database) == 1)
             }
         }
     }

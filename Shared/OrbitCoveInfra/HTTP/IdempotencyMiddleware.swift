@@ -18,7 +18,8 @@ import PostgresNIO
 /// calendar feed's address, an upload URL), which is not kept and whose retry makes a new one. Every
 /// transaction of the request that holds a key marks the key applied as it commits
 /// (``IdempotencyClaim``, migration 0052). So:
-/// - a server error or rate limiting that wrote nothing is not kept, and the retry runs;
+/// - a server error, rate limiting or another refusal that says to try again (`Retry-After`)
+///   that wrote nothing is not kept, and the retry runs;
 /// - one that wrote (a failure after the commit) is kept as applied without a response, as is
 ///   a response the database could not keep: a retry hears `409 IDEMPOTENCY_RESPONSE_LOST`
 ///   and reads the result instead of writing it again;
@@ -162,8 +163,10 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             return response
         }
         // Nor is a refusal of how the request was sent (415: its content type or coding), which
-        // wrote nothing: the retry that sends it right is the request (hostile probe 14).
-        guard status < 500, status != 429, status != 415 else {
+        // wrote nothing: the retry that sends it right is the request (hostile probe 14); nor one
+        // that says to try again (`Retry-After`: an answer the event's edits kept overtaking,
+        // `409 EVENT_CHANGING`), which its retry may not meet.
+        guard status < 500, status != 429, status != 415, response.headers[.retryAfter] == nil else {
             try? await release(holder, keepIfApplied: true)
             return response
         }

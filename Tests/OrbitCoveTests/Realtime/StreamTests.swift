@@ -578,13 +578,14 @@ import WSClient
     /// Kubernetes' grace period (a review's).
     @Test func aSilentConnectionDoesNotHoldUpAShutdown() async throws {
         try await CoreHarness.run { api in
-            let silent = Mutex<Task<(reply: Data, closed: Bool), any Error>?>(nil)
+            let watching = Mutex<Task<Bool, any Error>?>(nil)
             try await Self.run(api) { ports in
-                silent.withLock { $0 = Task { try await HTTPClientProbe(port: ports[0]).exchange(raw: []) } }
-                try await Task.sleep(for: .milliseconds(300))
+                // Connected before the service stops, and watched from then on (five seconds).
+                let socket = try await HTTPClientProbe(port: ports[0]).silent()
+                watching.withLock { $0 = Task { try await HTTPClientProbe.closes(socket) } }
             }
-            let probe = try #require(silent.withLock { $0 })
-            #expect(try await probe.value.closed, "the connection was still open after the shutdown")
+            let watch = try #require(watching.withLock { $0 })
+            #expect(try await watch.value, "the connection was still open five seconds into the shutdown")
         }
     }
 
@@ -955,11 +956,26 @@ struct HTTPClientProbe {
         return try exchange(request, port: port, closed: &closed)
     }
 
-    /// Writes `request` and reads until the server closes (at most five seconds).
-    private static func exchange(_ request: [UInt8], port: Int, closed: inout Bool) throws -> Data {
+    /// A connection opened and left silent: connected when this returns. ``closes(_:)`` says
+    /// what became of it.
+    func silent() async throws -> Int32 {
+        let port = self.port
+        return try await NIOThreadPool.singleton.runIfActive { try Self.connected(port: port) }
+    }
+
+    /// Whether the server closed `socket` within five seconds (it is closed either way).
+    static func closes(_ socket: Int32) async throws -> Bool {
+        try await NIOThreadPool.singleton.runIfActive {
+            defer { close(socket) }
+            var closed = false
+            _ = read(socket, into: Data(), closed: &closed)
+            return closed
+        }
+    }
+
+    private static func connected(port: Int) throws -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestFailure("socket: \(errno)") }
-        defer { close(socket) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -971,16 +987,31 @@ struct HTTPClientProbe {
                 connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { throw TestFailure("connect: \(errno)") }
-        guard write(socket, request, request.count) == request.count else { throw TestFailure("write: \(errno)") }
-        var response = Data()
+        guard connected == 0 else {
+            close(socket)
+            throw TestFailure("connect: \(errno)")
+        }
+        return socket
+    }
+
+    /// Reads `socket` until the server closes it or five seconds pass without a byte.
+    private static func read(_ socket: Int32, into response: Data, closed: inout Bool) -> Data {
+        var response = response
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = read(socket, &buffer, buffer.count)
+            let count = Glibc.read(socket, &buffer, buffer.count)
             if count == 0 || (count < 0 && errno == ECONNRESET) { closed = true }
             if count <= 0 { break }
             response.append(contentsOf: buffer[..<count])
         }
         return response
+    }
+
+    /// Writes `request` and reads until the server closes (at most five seconds).
+    private static func exchange(_ request: [UInt8], port: Int, closed: inout Bool) throws -> Data {
+        let socket = try connected(port: port)
+        defer { close(socket) }
+        guard write(socket, request, request.count) == request.count else { throw TestFailure("write: \(errno)") }
+        return read(socket, into: Data(), closed: &closed)
     }
 }

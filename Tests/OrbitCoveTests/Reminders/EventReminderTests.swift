@@ -33,20 +33,6 @@ import Testing
         try await CoreHarness.run { api in
             let coach = try await api.signIn("Coach")
             let club = try await api.community(by: coach)
-            // Two events stored higher id first, written in SQL: no message of core's has a
-            // reminders consumer (another test's) plan them first.
-            let ids = [UUID(), UUID()].sorted { $0.lowercasedString < $1.lowercasedString }
-            let (higher, lower) = (ids[1], ids[0])
-            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
-                for event in [higher, lower] {
-                    try await owner.systemQuery(
-                        """
-                        INSERT INTO events (id, community_id, created_by, title, starts_at)
-                        VALUES (\(event), \(club.id), \(coach.id), 'Match', '2031-06-01T18:00:00Z')
-                        RETURNING 1
-                        """)
-                }
-            }
             @Sendable func take(_ event: UUID) -> PostgresQuery {
                 """
                 INSERT INTO reminder_subjects (kind, subject_id, community_id) VALUES ('event', \(event), \(club.id))
@@ -54,20 +40,44 @@ import Testing
                 """
             }
             try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
-                // A planner of the community's events: the lower one's row, then the higher one's.
-                let planner = try await HeldTransaction.start(take(lower), on: owner)
-                let horizon = ReminderHorizon(
-                    database: owner, logger: TestEnvironment.logger, wakeups: SchedulerWakeups())
-                let looking = Task {
-                    try await owner.transaction(scope: .system) { try await horizon.discover(on: $0) }
+                // Two events stored higher id first, written in SQL: no message of core's has a
+                // reminders consumer (another test's) plan them. Another test's look at its start
+                // may still make their rows before the planner below does: then the round is
+                // made again with new events.
+                for _ in 0..<3 {
+                    let ids = [UUID(), UUID()].sorted { $0.lowercasedString < $1.lowercasedString }
+                    let (higher, lower) = (ids[1], ids[0])
+                    for event in [higher, lower] {
+                        try await owner.systemQuery(
+                            """
+                            INSERT INTO events (id, community_id, created_by, title, starts_at)
+                            VALUES (\(event), \(club.id), \(coach.id), 'Match', '2031-06-01T18:00:00Z')
+                            RETURNING 1
+                            """)
+                    }
+                    // A planner of the community's events: the lower one's row, then the higher one's.
+                    let planner = try await HeldTransaction.start(take(lower), on: owner)
+                    let beaten = try await owner.systemQuery(
+                        "SELECT 1 FROM reminder_subjects WHERE subject_id IN (\(lower), \(higher))")
+                    guard beaten.isEmpty else {
+                        await planner.end()
+                        continue
+                    }
+                    let horizon = ReminderHorizon(
+                        database: owner, logger: TestEnvironment.logger, wakeups: SchedulerWakeups())
+                    let looking = Task {
+                        try await owner.transaction(scope: .system) { try await horizon.discover(on: $0, in: club.id) }
+                    }
+                    // The look waits for the planner's row, and the planner goes on: both finish.
+                    #expect(try await eventually { try await planner.isWaitedOn() })
+                    await #expect(throws: Never.self) { try await planner.end(after: take(higher)) }
+                    await #expect(throws: Never.self) { try await looking.value }
+                    let subjects = try await owner.systemQuery(
+                        "SELECT 1 FROM reminder_subjects WHERE subject_id IN (\(lower), \(higher))")
+                    #expect(subjects.count == 2)
+                    return
                 }
-                // The look waits for the planner's row, and the planner goes on: both finish.
-                #expect(try await eventually { try await planner.isWaitedOn() })
-                await #expect(throws: Never.self) { try await planner.end(after: take(higher)) }
-                await #expect(throws: Never.self) { try await looking.value }
-                let subjects = try await owner.systemQuery(
-                    "SELECT 1 FROM reminder_subjects WHERE subject_id IN (\(lower), \(higher))")
-                #expect(subjects.count == 2)
+                Issue.record("other tests' looks made the events' rows first three times")
             }
         }
     }

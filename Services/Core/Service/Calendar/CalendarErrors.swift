@@ -9,7 +9,8 @@ enum CalendarErrors {
     static let cancelled = APIError(.conflict, code: "EVENT_CANCELLED", message: "The event was cancelled")
     /// An answer the event's edits kept overtaking (``RSVPStore/attempts`` in a row).
     static let keptChanging = APIError(
-        .conflict, code: "EVENT_CHANGING", message: "The event kept changing while you answered; try again")
+        .conflict, code: "EVENT_CHANGING", message: "The event kept changing while you answered; try again",
+        headers: [.retryAfter: "1"])
     static let rsvpClosed = APIError(
         .conflict, code: "RSVP_CLOSED", message: "Answers for this event closed at its RSVP deadline")
 

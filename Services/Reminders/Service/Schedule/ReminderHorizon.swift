@@ -72,8 +72,9 @@ struct ReminderHorizon: Sendable {
     /// Their rows are made in ascending id, the order every planner of several subjects takes
     /// them in (``community(_:on:)``, ``eventsChanged(in:on:)``): made in storage order, the look
     /// could hold a higher one while waiting for a lower one a planner held, and the planner wait
-    /// for the higher one.
-    func discover(on connection: PostgresConnection) async throws {
+    /// for the higher one. `community` limits the look to one (a test's, on a database others
+    /// share).
+    func discover(on connection: PostgresConnection, in community: UUID? = nil) async throws {
         try await connection.run(
             """
             INSERT INTO reminder_subjects (kind, subject_id, community_id)
@@ -91,6 +92,7 @@ struct ReminderHorizon: Sendable {
             WHERE r.deleted_at IS NULL
               AND NOT EXISTS (SELECT 1 FROM reminder_subjects s WHERE s.kind = 'care' AND s.subject_id = r.id)
             ) unplanned
+            WHERE \(community)::uuid IS NULL OR community_id = \(community)
             ORDER BY subject_id
             ON CONFLICT DO NOTHING
             """, logger: logger)
