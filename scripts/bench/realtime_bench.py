@@ -136,6 +136,23 @@ class Client:
         self.socket = None
 
 
+
+def once_per_commit(rows):
+    """The change log as the stream sends it: one entry per row per commit, where it first came,
+    saying what the commit left (a deletion if its last write deleted the row, an insertion if
+    its first made it, else its last: StreamBatch.Change.oncePerCommit)."""
+    kept, first, at = [], [], {}
+    for community, kind, entity, operation, moment, txid in rows:
+        key = (community, kind, entity, txid)
+        if key not in at:
+            at[key] = len(kept)
+            kept.append([community, kind, entity, operation, moment])
+            first.append(operation)
+            continue
+        index = at[key]
+        kept[index][3] = "insert" if operation != "delete" and first[index] == "insert" else operation
+    return kept
+
 async def stream(client, token, stop, connect):
     person = client.person
     try:
@@ -243,9 +260,9 @@ async def run(path, ports, rate, seconds, idle, pids, postmaster):
     output, _ = await writer.communicate()
     written = json.loads(output)
     # Let the last changes arrive: until every expected frame is in, or 10 seconds.
-    log = [line.split("\t") for line in psql(
-        f"SELECT community_id, entity_kind, entity_id, operation, extract(epoch FROM changed_at) "
-        f"FROM change_log WHERE id > {marker} ORDER BY id;", separator="\t").splitlines()]
+    log = once_per_commit([line.split("\t") for line in psql(
+        f"SELECT community_id, entity_kind, entity_id, operation, extract(epoch FROM changed_at), txid "
+        f"FROM change_log WHERE id > {marker} ORDER BY id;", separator="\t").splitlines()])
     by_community = Counter(row[0] for row in log)
     expected_frames = sum(by_community[client.person["community"]] for client in clients)
     for _ in range(100):

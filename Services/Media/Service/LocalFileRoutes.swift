@@ -72,16 +72,7 @@ struct LocalFileRoutes {
         // Two PUTs of one URL at once (on two instances) both get here with the same bytes; one
         // completes it. The other's file may land after the upload was processed and its key
         // swept, so it is queued again.
-        let (media, completed): (Media, Bool)
-        do {
-            (media, completed) = try await self.media.complete(row)
-        } catch let refusal as APIError
-            where refusal.code == CommunityGate.notFound.code || refusal.code == APIError.accountDeleted.code
-        {
-            // Its uploader is gone from the community (or the account deleted): the bytes go.
-            try await store.discardUpload(id)
-            throw refusal
-        }
+        let (media, completed) = try await self.media.complete(row)
         guard completed else {
             try await store.discardUpload(id)
             throw MediaErrors.uploadUsed

@@ -132,9 +132,16 @@ struct MediaRoutes {
         let expires = Date().addingTimeInterval(Double(settings.uploadSeconds))
         let signed = try objects.uploadRequest(
             key: MediaKeys.upload(id), contentType: mimeType, size: size, sha256: checksum, expires: expires)
-        let row = try await store.create(
-            id: id, by: user, community: community, purpose: purpose, filename: filename, mimeType: mimeType,
-            size: size, sha256: checksum, uploadExpires: expires)
+        let row: MediaRow
+        do {
+            row = try await store.create(
+                id: id, by: user, community: community, purpose: purpose, filename: filename, mimeType: mimeType,
+                size: size, sha256: checksum, uploadExpires: expires)
+        } catch {
+            // The wall refuses an upload to a community the caller left meanwhile.
+            guard let community else { throw error }
+            try await gate.rethrow(error, ofAWriteIn: community, by: user)
+        }
         let answer = MediaUpload(
             media: row.media,
             upload: .init(method: signed.method, url: signed.url, headers: signed.headers, expiresAt: expires),
@@ -150,7 +157,8 @@ struct MediaRoutes {
 
     /// Checks the stored bytes against the declaration and queues processing; for an upload
     /// already complete, says where it is. `completed` is whether this call completed it (of
-    /// two at once, one does).
+    /// two at once, one does). Bytes whose uploader left the community, or whose account was
+    /// deleted, since the URL was given are refused and discarded.
     func complete(_ row: MediaRow) async throws -> (media: Media, completed: Bool) {
         guard row.media.status == .pending else { return (row.media, false) }
         let stored: StoredObject?
@@ -162,8 +170,18 @@ struct MediaRoutes {
         }
         guard let stored, stored.size == row.media.sizeBytes, stored.sha256 == nil || stored.sha256 == row.checksum
         else { throw MediaErrors.notUploaded }
-        let completed = try await store.markUploaded(row.media.id)
-        return (try await store.find(system: row.media.id)?.media ?? row.media, completed)
+        let marked = try await store.markUploaded(row.media.id)
+        switch marked {
+        case .marked, .notPending:
+            break
+        case .uploaderLeft:
+            try await store.discardUpload(row.media.id)
+            throw CommunityGate.notFound
+        case .accountDeleted:
+            try await store.discardUpload(row.media.id)
+            throw APIError.accountDeleted
+        }
+        return (try await store.find(system: row.media.id)?.media ?? row.media, marked == .marked)
     }
 
     private func fetch(_ request: Request, context: AppRequestContext) async throws -> Response {

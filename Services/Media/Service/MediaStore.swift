@@ -50,17 +50,27 @@ struct MediaStore: Sendable {
         return nil
     }
 
-    /// Marks an upload arrived and queues its processing, in one transaction; `false` when it
-    /// was no longer pending (the URL was used before, or the row went away). An upload to a
-    /// community whose uploader is no longer in it (left, removed, or the community deleted
-    /// since the URL was given), or whose uploader's account was deleted, is refused: the
-    /// gate's `404 COMMUNITY_NOT_FOUND`, or `401 ACCOUNT_DELETED`.
-    func markUploaded(_ id: UUID) async throws -> Bool {
+    /// What marking an upload arrived came to.
+    enum Marked: Equatable {
+        /// Marked, and its processing queued.
+        case marked
+        /// No longer pending (the URL was used before, or the row went away).
+        case notPending
+        /// Its uploader is no longer in its community (left, removed, or the community deleted
+        /// since the URL was given).
+        case uploaderLeft
+        /// Its uploader's account was deleted since.
+        case accountDeleted
+    }
+
+    /// Marks an upload arrived and queues its processing, in one transaction, if it is still
+    /// pending and its uploader still in its community (nothing is asked of an avatar's).
+    func markUploaded(_ id: UUID) async throws -> Marked {
         try await database.transaction(scope: .system) { connection in
             let rows = try await connection.query(
                 """
                 WITH upload AS (
-                    SELECT m.id, m.status, m.community_id,
+                    SELECT m.id, m.status = 'pending' AS pending,
                            EXISTS (SELECT 1 FROM users u WHERE u.id = m.uploaded_by AND u.deleted_at IS NULL) AS account,
                            m.community_id IS NULL OR EXISTS (
                                SELECT 1 FROM members mb JOIN communities c ON c.id = mb.community_id
@@ -72,28 +82,28 @@ struct MediaStore: Sendable {
                 marked AS (
                     UPDATE media SET status = 'uploaded', uploaded_at = now()
                     FROM upload u
-                    WHERE media.id = u.id AND u.status = 'pending' AND u.account AND u.member
+                    WHERE media.id = u.id AND u.pending AND u.account AND u.member
                     RETURNING media.community_id, media.uploaded_by
                 )
-                SELECT m.community_id, m.uploaded_by, u.account, u.member
+                SELECT m.community_id, m.uploaded_by, u.pending, u.account, u.member
                 FROM upload u LEFT JOIN marked m ON true
                 """, logger: logger)
-            var found: (UUID?, UUID)?
             for try await row in rows {
                 var cells = RowReader(row)
-                let (community, uploader): (UUID?, UUID?) = (
-                    try cells.next("community_id"), try cells.next("uploaded_by")
+                let community: UUID? = try cells.next("community_id")
+                let uploader: UUID? = try cells.next("uploaded_by")
+                let (pending, account, member): (Bool, Bool, Bool) = (
+                    try cells.next("pending"), try cells.next("account"), try cells.next("member")
                 )
-                let (account, member): (Bool, Bool) = (try cells.next("account"), try cells.next("member"))
-                guard account else { throw APIError.accountDeleted }
-                guard member else { throw CommunityGate.notFound }
-                if let uploader { found = (community, uploader) }
+                guard pending else { return .notPending }
+                guard account else { return .accountDeleted }
+                guard member, let uploader else { return .uploaderLeft }
+                try await Outbox.enqueue(
+                    MessageEnvelope(communityId: community, actorId: uploader, data: MediaUploaded(mediaId: id)),
+                    to: .mediaProcessing, on: connection, logger: logger)
+                return .marked
             }
-            guard let (community, uploader) = found else { return false }
-            try await Outbox.enqueue(
-                MessageEnvelope(communityId: community, actorId: uploader, data: MediaUploaded(mediaId: id)),
-                to: .mediaProcessing, on: connection, logger: logger)
-            return true
+            return .notPending
         }
     }
 

@@ -215,13 +215,42 @@ import Testing
             #expect(removed.status == .noContent)
             let sent = try await harness.send(upload.upload, photo)
             #expect(sent.status == .notFound && sent.errorCode == "COMMUNITY_NOT_FOUND", "\(sent.status)")
-            // Nothing was queued: the file stays unprocessed, and its bytes are gone.
-            try await Task.sleep(for: .milliseconds(500))
-            let row = try await withTestDatabase { database in
-                try await database.systemQuery("SELECT status::text FROM media WHERE id = \(upload.media.id)")
-                    .first?.decode(String.self)
+            // It was not marked uploaded (which queues its processing), and its bytes are to be
+            // swept.
+            let (status, discarded) = try await withTestDatabase { database in
+                (
+                    try await database.systemQuery("SELECT status::text FROM media WHERE id = \(upload.media.id)")
+                        .first?.decode(String.self),
+                    try await database.systemQuery(
+                        "SELECT 1 FROM media_garbage WHERE storage_key = \(MediaKeys.upload(upload.media.id))"
+                    ).count
+                )
             }
-            #expect(row == "pending")
+            #expect(status == "pending" && discarded == 1)
+            // Asking for an upload to it now is the gate's 404; one whose account was deleted
+            // since is refused as such.
+            let again = try await harness.ask(photo, as: ada, in: club, type: MediaType.png)
+            #expect(again.status == .notFound && again.errorCode == "COMMUNITY_NOT_FOUND")
+            let ben = try await api.signIn("Ben")
+            try await api.join(ben, club, invitedBy: coach)
+            let bens = try await harness.ask(photo, as: ben, in: club, type: MediaType.png).data(MediaUpload.self)
+            try await withTestDatabase { database in
+                _ = try await database.systemQuery("UPDATE users SET deleted_at = now() WHERE id = \(ben.id)")
+            }
+            let deleted = try await harness.send(bens.upload, photo)
+            #expect(deleted.status == .unauthorized && deleted.errorCode == "ACCOUNT_DELETED")
+            // Removed after the gate let the request in (here, while it holds the member's
+            // standing in its cache): the wall refuses the row, and that is the gate's 404 (a
+            // review's: 500).
+            let cleo = try await api.signIn("Cleo")
+            try await api.join(cleo, club, invitedBy: coach)
+            #expect(try await harness.ask(photo, as: cleo, in: club, type: MediaType.png).status == .created)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                _ = try await owner.systemQuery(
+                    "UPDATE members SET left_at = now() WHERE community_id = \(club.id) AND user_id = \(cleo.id)")
+            }
+            let behind = try await harness.ask(photo, as: cleo, in: club, type: MediaType.png)
+            #expect(behind.status == .notFound && behind.errorCode == "COMMUNITY_NOT_FOUND", "\(behind.status)")
         }
     }
 

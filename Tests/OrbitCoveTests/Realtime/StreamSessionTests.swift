@@ -56,6 +56,28 @@ import Testing
     /// A batch that does not follow the last one of its shard (or the first this hub hears, or a
     /// new reader's first) goes to every stream, marked: any of them may have missed a join in
     /// what was lost.
+    /// One entry per row per commit, where it first came, saying what the commit left.
+    @Test func aCommitsEntriesForOneRowAreOne() {
+        let (community, row, other) = (UUID(), UUID(), UUID())
+        func change(_ operation: String, _ id: UUID = row, txid: UInt64 = 7) -> StreamBatch.Change {
+            .init(community: community, kind: "transaction", id: id, operation: operation, txid: txid)
+        }
+        for (operations, left) in [
+            (["insert", "update"], "insert"), (["update", "update", "update"], "update"),
+            (["insert", "delete"], "delete"), (["update", "delete"], "delete"), (["delete", "insert"], "insert"),
+            (["insert", "update", "delete", "insert"], "insert"),
+        ] {
+            let collapsed = StreamBatch.Change.oncePerCommit(operations.map { change($0) })
+            #expect(collapsed == [change(left)], "\(operations)")
+        }
+        // Other rows and other commits stay apart, in log order.
+        let log = [change("insert"), change("update", other), change("update"), change("update", txid: 8)]
+        #expect(
+            StreamBatch.Change.oncePerCommit(log) == [
+                change("insert"), change("update", other), change("update", txid: 8),
+            ])
+    }
+
     @Test func theHubHandsEveryStreamTheBatchAfterAGap() async throws {
         try await withTestDatabase { database in
             let hub = try Self.hub(database)

@@ -54,8 +54,8 @@ struct StreamBatch: Codable, Sendable {
 
         /// `changes` (in log order) with one entry per row per commit, where it first came: a
         /// commit logs a row once per write to it (an expense's row, then the totals its splits
-        /// write back), and sync lists it once. The entry is a deletion if the commit deleted
-        /// the row, an insertion if it made it, an update otherwise.
+        /// write back), and sync lists it once. The entry says what the commit left: a deletion
+        /// if its last write deleted the row, an insertion if its first made it, else its last.
         static func oncePerCommit(_ changes: [Change]) -> [Change] {
             struct Row: Hashable {
                 var community: UUID
@@ -64,15 +64,18 @@ struct StreamBatch: Codable, Sendable {
                 var txid: UInt64
             }
             var kept: [Change] = []
+            var first: [String] = []
             var at: [Row: Int] = [:]
             for change in changes {
                 let row = Row(community: change.community, kind: change.kind, id: change.id, txid: change.txid)
                 guard let index = at[row] else {
                     at[row] = kept.count
                     kept.append(change)
+                    first.append(change.operation)
                     continue
                 }
-                if change.operation == "delete" { kept[index].operation = "delete" }
+                kept[index].operation =
+                    change.operation != "delete" && first[index] == "insert" ? "insert" : change.operation
             }
             return kept
         }
