@@ -120,6 +120,36 @@ import Testing
         }
     }
 
+    /// A snooze puts an occurrence off, never brings it forward, also when the reminder then
+    /// moves later: a hostile probe snoozed tomorrow's 09:00 to 09:30, moved the reminder to
+    /// 11:00, and the occurrence fell due at 09:30, an hour and a half early.
+    @Test func aSnoozeDoesNotBringForwardAnOccurrenceTheReminderMovedLater() async throws {
+        try await RemindersHarness.run { harness in
+            let api = harness.api
+            let coach = try await api.signIn("Coach")
+            let club = try await api.community(by: coach)
+            let walk = try await harness.reminder(
+                in: club, by: coach, #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"09:00"}"#)
+            let tomorrow = Self.day(CareRoutes.today(in: "UTC"), plus: 1)
+            let list = Self.path(club, "/\(walk.id)/occurrences?from=\(tomorrow)&to=\(tomorrow)")
+            let due = try #require(try await harness.call(.get, list, as: coach).data([CareOccurrence].self).first)
+                .dueAt
+            let snoozed = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)/occurrences/\(tomorrow)"), as: coach,
+                json: #"{"snoozeUntil":"\#(JSONCoding.formatTimestamp(due.addingTimeInterval(1800)))"}"#)
+            #expect(snoozed.status == .ok)
+            let moved = try await harness.call(
+                .patch, Self.path(club, "/\(walk.id)"), as: coach, json: #"{"timeOfDay":"11:00"}"#)
+            #expect(moved.status == .ok)
+            let later = try #require(try await harness.call(.get, list, as: coach).data([CareOccurrence].self).first)
+            #expect(later.dueAt == due.addingTimeInterval(2 * 3600))
+            let rows = try await harness.schedule(of: walk.id).filter {
+                $0.occurrence == tomorrow && $0.kind == "care_due"
+            }
+            #expect(!rows.isEmpty && rows.allSatisfy { $0.dueAt >= later.dueAt }, "\(rows)")
+        }
+    }
+
     @Test func membersShareAReminderAndTheFirstToMarkAnOccurrenceWins() async throws {
         try await RemindersHarness.run { harness in
             let api = harness.api

@@ -72,14 +72,16 @@ extension ReminderHorizon {
                   AND care_occurrences.due_at <> EXCLUDED.due_at
             """, logger: logger)
         // Every undone occurrence whose reminder or escalation may still be waiting, however old.
+        // A snooze puts it off, never forward: one made before the reminder moved later is
+        // due when the occurrence is (`greatest` leaves out a missing snooze).
         let escalation = reminder.escalateAfterMinutes ?? 0
         var planned: [PlannedReminder] = []
         for try await row in try await connection.query(
             """
-            SELECT to_char(local_date, 'YYYY-MM-DD') AS local_date, coalesce(snoozed_until, due_at) AS due, snoozes
+            SELECT to_char(local_date, 'YYYY-MM-DD') AS local_date, greatest(snoozed_until, due_at) AS due, snoozes
             FROM care_occurrences
             WHERE reminder_id = \(id) AND status = 'pending'
-              AND coalesce(snoozed_until, due_at) + \(escalation) * interval '1 minute' > now() - interval '7 days'
+              AND greatest(snoozed_until, due_at) + \(escalation) * interval '1 minute' > now() - interval '7 days'
             """, logger: logger)
         {
             var cells = RowReader(row)
