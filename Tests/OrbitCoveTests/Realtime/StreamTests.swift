@@ -573,6 +573,27 @@ import WSClient
         }
     }
 
+    /// A request that asks to upgrade to something other than a WebSocket (`h2c`, anything) is
+    /// answered as if it had not asked, as RFC 9110 lets a server: NIO's upgrader dropped such
+    /// a request without a word (a hostile probe's: an empty reply, the gateway's `502`).
+    @Test func anUpgradeToAnotherProtocolIsIgnored() async throws {
+        try await CoreHarness.run { api in
+            try await Self.run(api) { ports in
+                let http = HTTPClientProbe(port: ports[0])
+                for (path, upgrade, status) in [
+                    ("/health", "foo", 200), ("/health", "h2c", 200), ("/api/v1/me/stream", "h2c", 401),
+                ] {
+                    let (reply, _) = try await http.exchange(
+                        raw: Array(
+                            "GET \(path) HTTP/1.1\r\nHost: x\r\nUpgrade: \(upgrade)\r\nConnection: Upgrade\r\n\r\n".utf8
+                        ))
+                    let text = String(decoding: reply, as: UTF8.self)
+                    #expect(text.hasPrefix("HTTP/1.1 \(status)"), "\(path) \(upgrade): \(text.prefix(200))")
+                }
+            }
+        }
+    }
+
     /// A service stopping closes a connection that has not sent its first request at once, as
     /// Hummingbird closes idle HTTP ones: waiting out the idle time (75 s) held a shutdown past
     /// Kubernetes' grace period (a review's).

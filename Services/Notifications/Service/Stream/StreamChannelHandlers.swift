@@ -25,23 +25,42 @@ final class HandshakeCheck: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        guard case .head(let head) = unwrapInboundIn(data), let error = Self.refusal(of: head.headers) else {
+        guard case .head(var head) = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             return
         }
-        refused = true
-        context.answerThenClose(error)
+        if let error = Self.refusal(of: head.headers) {
+            refused = true
+            context.answerThenClose(error)
+            return
+        }
+        // An upgrade to anything but a WebSocket is ignored, as RFC 9110 §7.8 lets a server:
+        // NIO's upgrader, finding no upgrader for it, drops the request without a word.
+        if !head.headers["Upgrade"].isEmpty, !Self.asksForWebSocket(head.headers) {
+            head.headers.remove(name: "Upgrade")
+            let connection = Self.tokens("Connection", in: head.headers).filter { $0.lowercased() != "upgrade" }
+            head.headers.remove(name: "Connection")
+            if !connection.isEmpty { head.headers.add(name: "Connection", value: connection.joined(separator: ", ")) }
+        }
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
+    static func tokens(_ name: String, in headers: HTTPHeaders) -> [Substring] {
+        headers[name].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces)[...] }
+    }
+
+    /// Whether the request asks to become a WebSocket (the Upgrade header alone, as NIO's
+    /// upgrader reads it, without `Connection: upgrade`).
+    static func asksForWebSocket(_ headers: HTTPHeaders) -> Bool {
+        tokens("Upgrade", in: headers).contains { $0.lowercased() == "websocket" }
     }
 
     /// Why a request asking to become a WebSocket cannot, or nil (it does not ask, or it can).
     static func refusal(of headers: HTTPHeaders) -> APIError? {
-        func tokens(_ name: String) -> [Substring] {
-            headers[name].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces)[...] }
-        }
-        // NIO's upgrader takes the Upgrade header alone, without `Connection: upgrade`.
-        guard tokens("Upgrade").contains(where: { $0.lowercased() == "websocket" }) else { return nil }
-        guard tokens("Sec-WebSocket-Version") == ["13"] else {
+        guard asksForWebSocket(headers) else { return nil }
+        guard tokens("Sec-WebSocket-Version", in: headers) == ["13"] else {
             return APIError(
                 .upgradeRequired, code: "UPGRADE_REQUIRED",
                 message: "The stream speaks WebSocket version 13: send Sec-WebSocket-Version: 13 once",
