@@ -30,6 +30,24 @@ package struct PostgresSnapshot: Equatable, Hashable, Sendable {
 
     package var text: String { "\(xmin):\(xmax):" + running.map(String.init).joined(separator: ",") }
 
+    /// This snapshot as it would be had the transactions `unseen` (each one it sees, so below
+    /// `xmax`) not yet ended: a position before their changes, after everything else it sees.
+    /// Past `most` of them (a position's text must stay short) it is a position before the
+    /// oldest of them, which also leaves unseen whatever began after that one.
+    package func hiding(_ unseen: Set<UInt64>, most: Int = 64) -> PostgresSnapshot {
+        guard let oldest = unseen.min() else { return self }
+        guard unseen.count <= most else {
+            return PostgresSnapshot(
+                xmin: Swift.min(xmin, oldest), xmax: oldest, running: running.filter { $0 < oldest })
+        }
+        return PostgresSnapshot(
+            xmin: Swift.min(xmin, oldest), xmax: xmax, running: Set(running).union(unseen).sorted())
+    }
+
+    private init(xmin: UInt64, xmax: UInt64, running: [UInt64]) {
+        (self.xmin, self.xmax, self.running) = (xmin, xmax, running)
+    }
+
     /// `pg_visible_in_snapshot(txid, self)`: the transaction had ended when this was taken.
     package func sees(_ txid: UInt64) -> Bool {
         if txid < xmin { return true }

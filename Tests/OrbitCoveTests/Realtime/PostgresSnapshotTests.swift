@@ -69,6 +69,31 @@ import Testing
             PostgresSnapshot("987970:4294967297:") != nil && PostgresSnapshot("987970:8589934593:4294967296") != nil)
     }
 
+    /// A position hiding some of the transactions a snapshot sees (the token of a frame in the
+    /// middle of a batch) sees none of them, and of the rest, exactly what the snapshot sees;
+    /// past `most` of them it sees none of them and nothing the snapshot does not. Its text
+    /// is a snapshot this parser (so PostgreSQL, above) takes.
+    @Test func hidingLeavesUnseenExactlyWhatItHides() throws {
+        var random = SplitMix64(seed: 20_261_201)
+        for _ in 0..<3000 {
+            let snapshot = Self.draw(&random)
+            let seen = (1..<70).map(UInt64.init).filter { snapshot.sees($0) }
+            let unseen = Set(seen.filter { _ in random.next() % 4 == 0 })
+            let most = Int(random.next() % 6)
+            let hidden = snapshot.hiding(unseen, most: most)
+            #expect(PostgresSnapshot(hidden.text) == hidden, "\(snapshot.text) hiding \(unseen.sorted())")
+            for txid in UInt64(1)..<70 {
+                if unseen.contains(txid) {
+                    #expect(!hidden.sees(txid))
+                } else if unseen.count <= most {
+                    #expect(hidden.sees(txid) == snapshot.sees(txid), "\(snapshot.text) \(unseen.sorted()) \(txid)")
+                } else {
+                    #expect(!hidden.sees(txid) || snapshot.sees(txid))
+                }
+            }
+        }
+    }
+
     @Test func includingIsSeeingEverythingTheOtherSees() {
         var random = SplitMix64(seed: 28_112_026)
         var (included, notIncluded) = (0, 0)

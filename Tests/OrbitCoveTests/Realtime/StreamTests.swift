@@ -510,6 +510,44 @@ import WSClient
         }
     }
 
+    /// A client cut off in the middle of a batch resumes from the last frame it got and misses
+    /// none of the rest, nor gets any again: each change carries the token after it. A hostile
+    /// probe's: every frame of a batch carried the batch's end, and a client resuming from the
+    /// first of eight posts lost the other seven.
+    @Test func aStreamCutOffInTheMiddleOfABatchMissesNothing() async throws {
+        try await CoreHarness.run { api in
+            let (coach, club, ada) = try await api.clubWithOneMember()
+            let token = try await Self.syncToken(api, club, as: ada)
+            // A slow poll, so the posts come in one batch.
+            try await Self.run(api, settings: ["ORBITCOVE_STREAM_POLL_MS": "1500"]) { ports in
+                let stream = StreamProbe.open(port: ports[0], as: ada)
+                try stream.subscribe(club.id, from: token)
+                try await stream.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                var posts: [UUID] = []
+                for index in 0..<6 { posts.append(try await Self.post(api, in: club, by: coach, "Post \(index)")) }
+                try await stream.wait(for: "the posts") { _ in posts.allSatisfy { !stream.changes(of: $0).isEmpty } }
+                let tokens = posts.compactMap { stream.changes(of: $0).first?.syncToken ?? nil }
+                #expect(Set(tokens).count == posts.count)
+                let first = try #require(tokens.first)
+                await stream.close()
+                // Resumed from the first post's token: the five after it, once each, and not it.
+                let resumed = StreamProbe.open(port: ports[0], as: ada)
+                try resumed.subscribe(club.id, from: first)
+                try await resumed.wait(for: "subscribed") { $0.contains { $0.type == .subscribed } }
+                #expect(resumed.changes(of: posts[0]).isEmpty)
+                #expect(posts.dropFirst().map { resumed.changes(of: $0).count } == [1, 1, 1, 1, 1])
+                await resumed.close()
+                // Sync reads the same from that token.
+                let synced = try await api.call(
+                    .get, "/api/v1/communities/\(club.id)/sync?since=\(first)", as: ada)
+                #expect(synced.status == .ok)
+                let body = String(decoding: synced.body, as: UTF8.self)
+                #expect(!body.contains(posts[0].lowercasedString))
+                #expect(posts.dropFirst().allSatisfy { body.contains($0.lowercasedString) })
+            }
+        }
+    }
+
     /// One commit that logs a row several times (an expense made or edited: its row, then the
     /// totals its splits write back to it) arrives as one change, as sync lists it once: a
     /// hostile probe saw an edit arrive three times, identical, and a new expense as an insert

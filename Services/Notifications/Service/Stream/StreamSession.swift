@@ -133,7 +133,7 @@ struct StreamSession {
                 continue
             }
             let token = read.token.text
-            for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
+            for frame in Self.frames(read.changes[community] ?? [], upTo: read.token) { try await write(frame) }
             if positions.updateValue(read.snapshot, forKey: community) == nil { hub.follow(community, by: connection) }
             try await write(StreamFrame(type: .subscribed, communityId: community, syncToken: token))
         }
@@ -164,7 +164,6 @@ struct StreamSession {
             if positions[change.community] != nil { inline[change.community, default: []].append(change) }
         }
         for community in batch.communities ?? [] where positions[community] != nil { fromLog.insert(community) }
-        let token = batch.token.text
         for (community, position) in positions
         where StreamBatch.shard(of: community) == batch.shard && !fromLog.contains(community) {
             if position.includes(next) { continue }
@@ -172,8 +171,8 @@ struct StreamSession {
                 fromLog.insert(community)
                 continue
             }
-            for change in inline[community] ?? [] where !position.sees(change.txid) {
-                try await write(Self.frame(change, token: token))
+            for frame in Self.frames((inline[community] ?? []).filter { !position.sees($0.txid) }, upTo: batch.token) {
+                try await write(frame)
             }
             positions[community] = next
         }
@@ -193,7 +192,6 @@ struct StreamSession {
     /// positions (or their end, if the user left); then the joins it finds.
     private mutating func catchUp(_ communities: Set<UUID>, joins named: Set<UUID>, write: Write) async throws {
         let read = try await log.read(for: connection.userId, since: positions.filter { communities.contains($0.key) })
-        let token = read.token.text
         for community in communities.sorted(by: { $0.uuidString < $1.uuidString }) where positions[community] != nil {
             if read.tooManyChanges.contains(community) {
                 // Still followed from here: what changes after it comes as it commits, beside the
@@ -201,7 +199,7 @@ struct StreamSession {
                 try await write(Self.tooManyChanges(in: community))
                 positions[community] = read.snapshot
             } else if read.memberOf.contains(community) {
-                for change in read.changes[community] ?? [] { try await write(Self.frame(change, token: token)) }
+                for frame in Self.frames(read.changes[community] ?? [], upTo: read.token) { try await write(frame) }
                 positions[community] = read.snapshot
             } else {
                 positions[community] = nil
@@ -252,5 +250,39 @@ struct StreamSession {
         StreamFrame(
             type: .change, communityId: change.community, kind: change.kind, id: change.id,
             operation: change.operation, syncToken: token)
+    }
+
+    /// The frames of one community's `changes` (in log order, up to `token`), each with the
+    /// token after it: `token` with the commits still to come left unseen
+    /// (``PostgresSnapshot/hiding(_:most:)``), so a client that resumes from any frame's token
+    /// misses none of them. (Every frame of a batch carried its end, and a client cut off in
+    /// the middle lost the rest: a hostile probe's.) A commit's frames go together, the log's
+    /// order kept between commits; all but its last carry the token before it, so resuming from
+    /// one sends that commit's frames again.
+    static func frames(_ changes: [StreamBatch.Change], upTo token: SyncToken) -> [StreamFrame] {
+        guard changes.count > 1, let end = PostgresSnapshot(token.snapshot) else {
+            return changes.map { frame($0, token: token.text) }
+        }
+        var commits: [UInt64] = []
+        var byCommit: [UInt64: [StreamBatch.Change]] = [:]
+        for change in changes {
+            if byCommit[change.txid] == nil { commits.append(change.txid) }
+            byCommit[change.txid, default: []].append(change)
+        }
+        func text(hiding unseen: Set<UInt64>) -> String {
+            SyncToken(snapshot: end.hiding(unseen).text, issuedAt: token.issuedAt).text
+        }
+        var frames: [StreamFrame] = []
+        var toCome = Set(commits)
+        for commit in commits {
+            let before = text(hiding: toCome)
+            toCome.remove(commit)
+            let after = text(hiding: toCome)
+            let group = byCommit[commit] ?? []
+            for (index, change) in group.enumerated() {
+                frames.append(frame(change, token: index == group.count - 1 ? after : before))
+            }
+        }
+        return frames
     }
 }
