@@ -90,12 +90,7 @@ import Testing
             let api = harness.api
             let coach = try await api.signIn("Coach")
             let club = try await api.community(by: coach)
-            let walk = try await harness.reminder(
-                in: club, by: coach, #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"07:30"}"#)
-            let tomorrow = Self.day(CareRoutes.today(in: "UTC"), plus: 1)
-            let list = Self.path(club, "/\(walk.id)/occurrences?from=\(tomorrow)&to=\(tomorrow)")
-            let due = try #require(try await harness.call(.get, list, as: coach).data([CareOccurrence].self).first)
-                .dueAt
+            let (walk, tomorrow, _, due) = try await Self.dailyTomorrow(at: "07:30", in: club, by: coach, harness)
             let until = JSONCoding.formatTimestamp(due.addingTimeInterval(600))
             try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
                 let planner = try await HeldTransaction.start(
@@ -128,12 +123,7 @@ import Testing
             let api = harness.api
             let coach = try await api.signIn("Coach")
             let club = try await api.community(by: coach)
-            let walk = try await harness.reminder(
-                in: club, by: coach, #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"09:00"}"#)
-            let tomorrow = Self.day(CareRoutes.today(in: "UTC"), plus: 1)
-            let list = Self.path(club, "/\(walk.id)/occurrences?from=\(tomorrow)&to=\(tomorrow)")
-            let due = try #require(try await harness.call(.get, list, as: coach).data([CareOccurrence].self).first)
-                .dueAt
+            let (walk, tomorrow, list, due) = try await Self.dailyTomorrow(at: "09:00", in: club, by: coach, harness)
             let snoozed = try await harness.call(
                 .patch, Self.path(club, "/\(walk.id)/occurrences/\(tomorrow)"), as: coach,
                 json: #"{"snoozeUntil":"\#(JSONCoding.formatTimestamp(due.addingTimeInterval(1800)))"}"#)
@@ -654,6 +644,19 @@ import Testing
             #expect(kept.dueAt <= Date() && kept.dueAt > Date().addingTimeInterval(-120))
             #expect(kept.assigneeId == ada.id && kept.status == .pending)
         }
+    }
+
+    /// A daily reminder at `time` (UTC) made by `person`, tomorrow's date, the path listing
+    /// tomorrow's occurrence, and when it falls due.
+    static func dailyTomorrow(
+        at time: String, in club: Community, by person: CoreHarness.Person, _ harness: RemindersHarness
+    ) async throws -> (reminder: CareReminder, date: String, list: String, due: Date) {
+        let walk = try await harness.reminder(
+            in: club, by: person, #"{"title":"Walk Max","recurrenceRule":"FREQ=DAILY","timeOfDay":"\#(time)"}"#)
+        let tomorrow = day(CareRoutes.today(in: "UTC"), plus: 1)
+        let list = path(club, "/\(walk.id)/occurrences?from=\(tomorrow)&to=\(tomorrow)")
+        let due = try #require(try await harness.call(.get, list, as: person).data([CareOccurrence].self).first).dueAt
+        return (walk, tomorrow, list, due)
     }
 
     static func day(_ text: String, plus days: Int) -> String {
