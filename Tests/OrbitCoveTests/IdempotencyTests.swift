@@ -139,7 +139,7 @@ import Testing
 
     @Test func aServerErrorAfterTheWritesCommittedIsNotRunAgain() async throws {
         try await withTestDatabase { database in
-            let (user, key) = (UUID(), UUID().uuidString)
+            let (user, key) = (try await newUser(in: database), UUID().uuidString)
             try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
                 let first = try await Self.post(client, "/write-then-fail", user: user, key: key)
                 #expect(first.0 == .serviceUnavailable)
@@ -177,7 +177,7 @@ import Testing
     /// for a day to the retry its own message asks for.
     @Test func aRefusalThatSaysTryAgainIsNotKept() async throws {
         try await withTestDatabase { database in
-            let (user, key) = (UUID(), UUID().uuidString)
+            let (user, key) = (try await newUser(in: database), UUID().uuidString)
             try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
                 let first = try await Self.post(client, "/refused-once", user: user, key: key)
                 #expect(first.0 == .conflict && first.1 == "EVENT_CHANGING")
@@ -190,7 +190,7 @@ import Testing
 
     @Test func aCommitWhoseAcknowledgementWasLostIsNotRunAgain() async throws {
         try await withTestDatabase { database in
-            let (user, key) = (UUID(), UUID().uuidString)
+            let (user, key) = (try await newUser(in: database), UUID().uuidString)
             try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
                 #expect(
                     try await Self.post(client, "/write-unacknowledged", user: user, key: key).0 == .serviceUnavailable)
@@ -203,7 +203,7 @@ import Testing
 
     @Test func anAbandonedKeyWhoseWritesCommittedIsNotTakenOver() async throws {
         try await withTestDatabase { database in
-            let (user, key) = (UUID(), UUID().uuidString)
+            let (user, key) = (try await newUser(in: database), UUID().uuidString)
             try await Application(router: Self.router(database, gate: Gate())).test(.router) { client in
                 #expect(try await Self.post(client, "/write", user: user, key: key).0 == .created)
                 // As if its process died after the commit, before the response was kept.
@@ -245,7 +245,7 @@ import Testing
 
     @Test func aHolderWhoseKeyWasTakenOverCannotCommitBesideTheRetry() async throws {
         try await withTestDatabase { database in
-            let (user, key) = (UUID(), UUID().uuidString)
+            let (user, key) = (try await newUser(in: database), UUID().uuidString)
             // The first request wrote and waits before its commit; it is taken for dead.
             let old: PostgresQuery = """
                 UPDATE idempotency_keys SET created_at = NOW() - INTERVAL '3 minutes'
@@ -270,7 +270,7 @@ import Testing
     /// still carries the request's claim commits.
     @Test func aKeyThatIsGoneRefusesNothing() async throws {
         try await withTestDatabase { database in
-            let (user, key) = (UUID(), UUID().uuidString)
+            let (user, key) = (try await newUser(in: database), UUID().uuidString)
             let gone: PostgresQuery = "DELETE FROM idempotency_keys WHERE user_id = \(user) AND key = \(key)"
             let first = try await Self.whileTheFirstWaits(database, user: user, key: key, keySQL: gone)
             #expect(first.0 == .created)

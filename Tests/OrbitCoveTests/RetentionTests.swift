@@ -127,7 +127,11 @@ import Testing
             let audit = try await api.call(.get, "/api/v1/communities/\(shared.id)/audit", as: ben).page(
                 AuditEntry.self)
             #expect(audit.items.prefix(2).map(\.action).sorted() == ["member.account_deleted", "member.role_changed"])
-            #expect(try await api.call(.get, "/api/v1/communities/\(shared.id)", as: ada).status == .notFound)
+            // Her communities' routes say so too, not that the community is not there.
+            for path in ["/api/v1/communities/\(shared.id)", "/api/v1/communities/\(shared.id)/members"] {
+                let refused = try await api.call(.get, path, as: ada)
+                #expect(refused.status == .unauthorized && refused.errorCode == "ACCOUNT_DELETED", "\(path)")
+            }
             // Her token, unexpired, acts for nobody: she cannot join again, make a community, a
             // feed or a family member (a hostile probe's: all of these worked until it expired,
             // and a feed made so read the calendar for good).
@@ -153,6 +157,36 @@ import Testing
                 .data([CurrencySettlement].self)
             let toAda = try #require(settling.first?.transfers.first { $0.to == ada.id })
             #expect(toAda.payLinks.venmo == nil && toAda.payLinks.paypal == nil)
+        }
+    }
+
+    /// A token signed for an account that is not there (removed from the database, restored
+    /// from a backup taken before it was made) acts for nobody, as a deleted account's does (a
+    /// hostile probe's: some writes were `500`, the database refusing a row that named nobody).
+    @Test func aTokenWhoseAccountIsNotThereActsForNobody() async throws {
+        try await CoreHarness.run { api in
+            let (ada, gone) = (try await api.signIn("Ada"), try await api.signIn("Gone"))
+            let (club, other) = (try await api.community(by: ada), try await api.community(by: ada))
+            try await api.join(gone, club, invitedBy: ada)
+            let invite = try await api.call(.post, "/api/v1/communities/\(club.id)/invites", as: ada, json: "{}")
+                .data(Invite.self)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { database in
+                try await database.transaction(scope: .system) { connection in
+                    let logger = TestEnvironment.logger
+                    try await connection.run("DELETE FROM audit_log WHERE user_id = \(gone.id)", logger: logger)
+                    try await connection.run("DELETE FROM users WHERE id = \(gone.id)", logger: logger)
+                }
+            }
+            for (method, path, body) in [
+                (HTTPRequest.Method.get, "/api/v1/me", nil), (.post, "/api/v1/invites/\(invite.code)/join", nil),
+                (.post, "/api/v1/communities", #"{"name":"Ghost"}"#), (.post, "/api/v1/me/calendar-feeds", "{}"),
+                (.post, "/api/v1/me/family-members", #"{"name":"Kid"}"#), (.get, "/api/v1/me/communities", nil),
+                (.get, "/api/v1/communities/\(other.id)", nil),
+                (.post, "/api/v1/communities/\(club.id)/posts", #"{"content":"Boo"}"#),
+            ] {
+                let refused = try await api.call(method, path, as: gone, json: body)
+                #expect(refused.status == .unauthorized && refused.errorCode == "ACCOUNT_DELETED", "\(method) \(path)")
+            }
         }
     }
 

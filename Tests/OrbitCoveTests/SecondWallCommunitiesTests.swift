@@ -41,6 +41,15 @@ import Testing
         }
     }
 
+    /// What `read` returns, or the SQLSTATE it was refused with.
+    static func refusedOr(_ read: () async throws -> [String]) async throws -> [String] {
+        do {
+            return try await read()
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] != nil {
+            return ["refused: \(error.serverInfo?[.sqlState] ?? "")"]
+        }
+    }
+
     static func standings(_ rows: PostgresRowSequence) async throws -> [String] {
         var standings: [String] = []
         for try await (id, deleted, role) in rows.decode((UUID, Bool, String).self) {
@@ -66,25 +75,32 @@ import Testing
             #expect(try await api.call(.post, "/api/v1/communities/\(lions.id)/leave", as: ben).status == .noContent)
             #expect(try await api.call(.delete, "/api/v1/communities/\(closed.id)", as: ada).status == .noContent)
             try await withTestDatabase { db in
-                for user in [ada.id, ben.id, eve.id, UUID()] {
+                // An id with no account: both refuse it (migration 0081).
+                let nobody = UUID()
+                for user in [ada.id, ben.id, eve.id, nobody] {
                     for community in [tigers.id, lions.id, closed.id, UUID()] {
-                        let walled = try await db.transaction(userId: user) { connection in
-                            let rows = try await connection.query(
-                                """
-                                SELECT c.id, c.deleted_at IS NOT NULL, m.role::text FROM communities c
-                                JOIN members m ON m.community_id = c.id AND m.user_id = \(user) AND m.left_at IS NULL
-                                WHERE c.id = \(community)
-                                """, logger: TestEnvironment.logger)
-                            return try await Self.standings(rows)
+                        let walled = try await Self.refusedOr {
+                            try await db.transaction(userId: user) { connection in
+                                let rows = try await connection.query(
+                                    """
+                                    SELECT c.id, c.deleted_at IS NOT NULL, m.role::text FROM communities c
+                                    JOIN members m ON m.community_id = c.id AND m.user_id = \(user) AND m.left_at IS NULL
+                                    WHERE c.id = \(community)
+                                    """, logger: TestEnvironment.logger)
+                                return try await Self.standings(rows)
+                            }
                         }
-                        let standing = try await db.withConnection { connection in
-                            let rows = try await connection.query(
-                                """
-                                SELECT id, deleted_at IS NOT NULL, role FROM app_community_standing(\(community), \(user))
-                                """, logger: TestEnvironment.logger)
-                            return try await Self.standings(rows)
+                        let standing = try await Self.refusedOr {
+                            try await db.withConnection { connection in
+                                let rows = try await connection.query(
+                                    """
+                                    SELECT id, deleted_at IS NOT NULL, role FROM app_community_standing(\(community), \(user))
+                                    """, logger: TestEnvironment.logger)
+                                return try await Self.standings(rows)
+                            }
                         }
                         #expect(standing == walled, "user \(user), community \(community)")
+                        if user == nobody { #expect(walled == ["refused: OCA01"]) }
                     }
                 }
                 // The pairs that must be visible are: Ada in both of hers (one deleted), Ben in

@@ -101,6 +101,24 @@ func withTestDatabase<Result: Sendable>(
     }
 }
 
+/// A new account's id, made in the database alone: a transaction entered as a user needs one
+/// (`app_enter_as_user` refuses an id with no account).
+func newUser(in database: Database) async throws -> UUID {
+    try await database.transaction(scope: .system) { connection in
+        var made: UUID?
+        for try await id in try await connection.query(
+            """
+            INSERT INTO users (apple_id, email, display_name)
+            VALUES (\("test:\(UUID())"), 'someone@example.com', 'Someone') RETURNING id
+            """, logger: TestEnvironment.logger
+        ).decode(UUID.self) {
+            made = id
+        }
+        guard let made else { throw TestFailure("no user made") }
+        return made
+    }
+}
+
 /// A `PSQLError` that escaped a test, told in full: its own description is a placeholder
 /// ("Generic description to prevent accidental leakage"), and a failure in CI must say what
 /// PostgreSQL said.
