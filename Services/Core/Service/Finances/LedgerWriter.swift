@@ -187,9 +187,14 @@ struct LedgerWriter: Sendable {
                     from: current,
                     to: (input.paidBy ?? current.paidBy, total, input.currency ?? current.currency, splits),
                     in: community.id, on: connection)
-                try await PostWriter.checkEvent(
-                    input.linkedEventId.value, in: community.id, on: connection, logger: logger)
-                if let receipt = input.receiptMediaId.value {
+                // Only what the edit adds is checked, as for a post: an expense whose event or
+                // receipt was deleted since keeps it, and a client sending back the whole
+                // expense it read is not refused for it.
+                if input.linkedEventId.value != current.linkedEventId {
+                    try await PostWriter.checkEvent(
+                        input.linkedEventId.value, in: community.id, on: connection, logger: logger)
+                }
+                if let receipt = input.receiptMediaId.value, receipt != current.receiptMediaId {
                     _ = try await MediaReferences.check(
                         [receipt], for: .receipt, in: community.id, field: "receiptMediaId", on: connection,
                         logger: logger)
