@@ -180,7 +180,7 @@ import Testing
                 )
                 #expect(
                     reply.status == .unprocessableContent && reply.errorCode == "UNSUPPORTED_RECURRENCE", "\(until)")
-                #expect(reply.fieldErrors["recurrenceRule"] == "UNTIL must be between 1900 and 2200", "\(until)")
+                #expect(reply.fieldErrors["recurrenceRule"] == "UNTIL must be in the years 1900 to 2199", "\(until)")
             }
             let last = try await api.createEvent(
                 in: club, by: coach,

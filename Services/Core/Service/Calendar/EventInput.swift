@@ -149,10 +149,10 @@ struct EventInput {
             ("startsAt", event.startsAt), ("endsAt", event.endsAt), ("rsvpDeadline", event.rsvpDeadline),
         ]
         where date.map({ !Self.supported.contains($0) }) ?? false {
-            problems[field] = "must be between 1900 and 2200"
+            problems[field] = "must be in the years 1900 to 2199"
         }
         if !event.exceptionDates.allSatisfy(Self.supported.contains) {
-            problems["exceptionDates"] = "must be between 1900 and 2200"
+            problems["exceptionDates"] = "must be in the years 1900 to 2199"
         }
         guard problems.isEmpty else { throw APIError.validation(problems) }
 
