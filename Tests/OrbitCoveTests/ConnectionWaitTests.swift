@@ -23,9 +23,7 @@ import Testing
             let slept = try await database.systemQuery("SELECT 7 FROM pg_sleep(0.6)")
             #expect(try slept.first?.decode(Int.self) == 7)
 
-            // Held six times as long as the three waits together: a suite run on two cores once
-            // made them outlast a hold of three seconds.
-            let heldThroughout = try await Self.whileHeld(database, seconds: 6) {
+            let heldThroughout = try await Self.whileHeld(database, seconds: 10) {
                 for _ in 0..<3 {
                     await #expect(throws: APIError.self) { try await database.systemQuery("SELECT 1") }
                 }
@@ -47,7 +45,7 @@ import Testing
         try await withServices([database.service()]) {
             _ = try await database.systemQuery("SELECT 1")
             var outcome: Result<[PostgresRow], any Error>?
-            let heldThroughout = try await Self.whileHeld(database, seconds: 2) {
+            let heldThroughout = try await Self.whileHeld(database, seconds: 10) {
                 let waiting = Task { try await database.systemQuery("SELECT 1") }
                 try await Task.sleep(for: .milliseconds(100))
                 waiting.cancel()
@@ -66,24 +64,27 @@ import Testing
 }
 
 extension ConnectionWaitTests {
-    /// Runs `body` while another task holds `database`'s only connection for `seconds`;
-    /// whether it still held it when `body` ended.
+    /// Runs `body` while another task holds `database`'s only connection, until `body` ends
+    /// or `seconds` pass, whichever is first; whether it still held it when `body` ended.
     static func whileHeld(
         _ database: Database, seconds: Int, _ body: () async throws -> Void
     ) async throws -> Bool {
         let holding = Flag()
         let released = Flag()
+        let done = Flag()
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                try await database.withConnection { connection in
+                try await database.withConnection { _ in
                     holding.set()
-                    _ = try await connection.query("SELECT pg_sleep(\(seconds))", logger: TestEnvironment.logger)
+                    let deadline = ContinuousClock.now + .seconds(seconds)
+                    while !done.isSet, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
                     released.set()
                 }
             }
             while !holding.isSet { try await Task.sleep(for: .milliseconds(10)) }
             try await body()
             let heldThroughout = !released.isSet
+            done.set()
             try await group.waitForAll()
             return heldThroughout
         }

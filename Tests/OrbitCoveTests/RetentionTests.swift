@@ -139,6 +139,7 @@ import Testing
                 .data(Invite.self)
             for (method, path, body) in [
                 (HTTPRequest.Method.get, "/api/v1/me", nil), (.post, "/api/v1/invites/\(invite.code)/join", nil),
+                (.get, "/api/v1/invites/\(invite.code)", nil),
                 (.post, "/api/v1/communities", #"{"name":"Ghost"}"#), (.post, "/api/v1/me/calendar-feeds", "{}"),
                 (.post, "/api/v1/me/family-members", #"{"name":"Kid"}"#), (.get, "/api/v1/me/communities", nil),
             ] {
@@ -179,6 +180,7 @@ import Testing
             }
             for (method, path, body) in [
                 (HTTPRequest.Method.get, "/api/v1/me", nil), (.post, "/api/v1/invites/\(invite.code)/join", nil),
+                (.get, "/api/v1/invites/\(invite.code)", nil),
                 (.post, "/api/v1/communities", #"{"name":"Ghost"}"#), (.post, "/api/v1/me/calendar-feeds", "{}"),
                 (.post, "/api/v1/me/family-members", #"{"name":"Kid"}"#), (.get, "/api/v1/me/communities", nil),
                 (.get, "/api/v1/communities/\(other.id)", nil),

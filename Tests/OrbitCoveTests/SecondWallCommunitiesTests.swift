@@ -41,12 +41,12 @@ import Testing
         }
     }
 
-    /// What `read` returns, or the SQLSTATE it was refused with.
+    /// What `read` returns, or `["refused: OCA01"]` when it was refused as acting for no account.
     static func refusedOr(_ read: () async throws -> [String]) async throws -> [String] {
         do {
             return try await read()
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] != nil {
-            return ["refused: \(error.serverInfo?[.sqlState] ?? "")"]
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == Database.accountDeleted {
+            return ["refused: OCA01"]
         }
     }
 

@@ -6,8 +6,10 @@ import PostgresNIO
 /// The one gate every community route passes, in every service: who the caller is in the
 /// community, and whether the permission matrix lets them do what they ask. A non-member (or
 /// anyone, for a deleted community) gets `404 COMMUNITY_NOT_FOUND`, never a hint that it
-/// exists; a member without the permission gets `403 FORBIDDEN`. Memberships come from the
-/// Redis cache (``CommunityCache``) or PostgreSQL, under the caller's row-level security.
+/// exists; a member without the permission gets `403 FORBIDDEN`; a caller with no account, or
+/// a deleted one, read from PostgreSQL, `401 ACCOUNT_DELETED` (SQLSTATE `OCA01`, migration
+/// 0081). Memberships come from the Redis cache (``CommunityCache``) or PostgreSQL, under the
+/// caller's row-level security.
 package struct CommunityGate: Sendable {
     package let database: Database
     package let cache: CommunityCache
@@ -114,7 +116,8 @@ package struct CommunityGate: Sendable {
 
     /// One statement, outside a transaction: `app_community_standing` (migration 0028) applies
     /// `communities_read`'s rule to this one pair, so a transaction entered as the user (four
-    /// round trips) is not needed to read it.
+    /// round trips) is not needed to read it. It refuses with `OCA01` a caller it finds in no
+    /// community who has no account or a deleted one (0081), as the entry would.
     private func fetch(_ communityId: UUID, _ userId: UUID) async throws -> Loaded? {
         try await database.withConnection { connection in
             let rows = try await connection.query(

@@ -94,7 +94,8 @@ package enum ErrorRendering {
                 message: error.body ?? error.status.reasonPhrase, headers: error.headers)
             return try apiError.response(from: request, context: context)
         case let error as PSQLError where error.serverInfo?[.sqlState] == Database.accountDeleted:
-            // The token outlived its account (`app_enter_as_user`, migration 0076).
+            // The token outlived its account, or names none (`app_enter_as_user`,
+            // `app_community_standing`; migrations 0076, 0081).
             return try APIError.accountDeleted.response(from: request, context: context)
         case let error as PSQLError where Database.isPassing(error):
             // A statement past its transaction's bound (a lock held that long), a deadlock

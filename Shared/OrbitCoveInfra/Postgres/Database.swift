@@ -258,8 +258,10 @@ package struct Database: Sendable {
         return Self.unavailable
     }
 
-    /// The SQLSTATE `app_enter_as_user` refuses a deleted account with (migration 0076): the
-    /// request's token outlived its account, answered `401 ACCOUNT_DELETED`.
+    /// The SQLSTATE `app_enter_as_user` and `app_community_standing` refuse a deleted account
+    /// with (migrations 0076, 0081), and an id with no account at all (0081): the request's
+    /// token outlived its account, or names one the database does not have, answered
+    /// `401 ACCOUNT_DELETED`.
     package static let accountDeleted = "OCA01"
 
     /// A failure that is the moment's, not the work's, so the same work would pass if tried

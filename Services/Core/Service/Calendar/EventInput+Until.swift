@@ -15,7 +15,7 @@ extension EventInput {
         case (_, false): return "UNTIL must be a UTC time ending in Z (such as 20260630T215959Z) for a timed series"
         case (_, true): return "UNTIL must be a date (such as 20260630) for an all-day series"
         }
-        guard let bound, supported.contains(bound) else { return "UNTIL must be in the years 1900 to 2199" }
+        guard let bound, supported.contains(bound) else { return "UNTIL must be in the years 1900 to 2199 (UTC)" }
         return nil
     }
 }

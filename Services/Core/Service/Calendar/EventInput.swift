@@ -12,7 +12,7 @@ struct EventInput {
         "title", "description", "startsAt", "endsAt", "allDay", "locationName", "locationLat", "locationLng",
         "locationAddress", "category", "attachments", "rsvpDeadline", "capacity", "recurrenceRule", "exceptionDates",
     ]
-    /// Times the calendar takes (and the window read's bounds): 1900 to 2200.
+    /// Times the calendar takes: the years 1900 to 2199, UTC (the window read's end may be the upper bound itself).
     static let supported = Date(timeIntervalSince1970: -2_208_988_800)..<Date(timeIntervalSince1970: 7_258_118_400)
 
     /// An event lasts at most this long (a window read looks this far back for instances that
@@ -149,10 +149,10 @@ struct EventInput {
             ("startsAt", event.startsAt), ("endsAt", event.endsAt), ("rsvpDeadline", event.rsvpDeadline),
         ]
         where date.map({ !Self.supported.contains($0) }) ?? false {
-            problems[field] = "must be in the years 1900 to 2199"
+            problems[field] = "must be in the years 1900 to 2199 (UTC)"
         }
         if !event.exceptionDates.allSatisfy(Self.supported.contains) {
-            problems["exceptionDates"] = "must be in the years 1900 to 2199"
+            problems["exceptionDates"] = "must be in the years 1900 to 2199 (UTC)"
         }
         guard problems.isEmpty else { throw APIError.validation(problems) }
 

@@ -97,7 +97,8 @@ struct EventRoutes {
             guard let date = JSONCoding.parseTimestamp(text).map({ ExactTimestamp($0).date }),
                 EventInput.supported.contains(date) || (name == "to" && date == EventInput.supported.upperBound)
             else {
-                problems[name] = "must be an ISO 8601 date-time with an offset, in the years 1900 to 2199"
+                problems[name] =
+                    "must be an ISO 8601 date-time with an offset, from 1900-01-01T00:00:00Z to 2200-01-01T00:00:00Z"
                 return nil
             }
             return date
@@ -140,7 +141,7 @@ struct EventRoutes {
         let note = reader.text("note", maxLength: 500)
         let recurrenceId = reader.instant("recurrenceId")
         if let date = recurrenceId.value, !EventInput.supported.contains(date) {
-            reader.problems["recurrenceId"] = "must be an instance's original start, in the years 1900 to 2199"
+            reader.problems["recurrenceId"] = "must be an instance's original start, in the years 1900 to 2199 (UTC)"
         }
         var familyMemberId: UUID?
         switch reader.fields["familyMemberId"] {

@@ -38,7 +38,7 @@ struct InviteRoutes {
 
         router.get("/api/v1/invites/:code") { request, context in
             try await limitLookups(request, context)
-            let preview = try await store.preview(context.parameters.get("code") ?? "")
+            let preview = try await store.preview(context.parameters.get("code") ?? "", for: try context.requireUser())
             return try Response.data(preview, requestId: context.requestId)
         }
 

@@ -130,14 +130,35 @@ struct InviteStore: Sendable {
     }
 
     /// The community behind a usable code.
-    func preview(_ code: String) async throws -> InvitePreview {
+    func preview(_ code: String, for userId: UUID) async throws -> InvitePreview {
         try await database.transaction(scope: .system) { connection in
+            // Run as the system (the community is not the caller's yet), so the entry's check
+            // of the account is made here.
+            try await Self.requireAccount(userId, on: connection, logger: logger)
             let invite = try await find(code, on: connection, lock: false)
             try invite.requireActive()
             return InvitePreview(
                 communityId: invite.communityId, name: invite.communityName, iconUrl: invite.iconUrl,
                 memberCount: invite.memberCount, expiresAt: invite.expiresAt)
         }
+    }
+
+    /// `401 ACCOUNT_DELETED` unless `userId` has an account, not deleted: what
+    /// `app_enter_as_user` checks, for the work run as the system on a user's behalf. With
+    /// `holding`, the row is held (`FOR SHARE`) until the transaction ends.
+    static func requireAccount(
+        _ userId: UUID, holding: Bool = false, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        var live = false
+        for try await alive in try await connection.query(
+            """
+            SELECT deleted_at IS NULL FROM users WHERE id = \(userId)
+            \(unescaped: holding ? "FOR SHARE" : "")
+            """, logger: logger
+        ).decode(Bool.self) {
+            live = alive
+        }
+        guard live else { throw APIError.accountDeleted }
     }
 
     struct Joined: Sendable {
@@ -152,16 +173,10 @@ struct InviteStore: Sendable {
     func redeem(_ code: String, expectedCommunity: UUID?, by userId: UUID, request: RequestFacts) async throws -> Joined
     {
         try await writes.change(in: nil, by: userId, request: request, scope: .system) { change, connection in
-            // Run as the system, so the entry's check of the account (migration 0076) is made
-            // here, holding the row: the retention job that deletes the account skips it until
-            // this commits, and then finds the membership to end.
-            var live = false
-            for try await alive in try await connection.query(
-                "SELECT deleted_at IS NULL FROM users WHERE id = \(userId) FOR SHARE", logger: logger
-            ).decode(Bool.self) {
-                live = alive
-            }
-            guard live else { throw APIError.accountDeleted }
+            // Run as the system, so the entry's check of the account (migrations 0076, 0081) is
+            // made here, holding the row: the retention job that deletes the account skips it
+            // until this commits, and then finds the membership to end.
+            try await Self.requireAccount(userId, holding: true, on: connection, logger: logger)
             let invite = try await find(code, on: connection, lock: true)
             if let expectedCommunity, expectedCommunity != invite.communityId { throw Self.notFound }
             change.community = invite.communityId
