@@ -11,12 +11,13 @@ import Testing
 
 /// Token issuing in auth and the verification every other service runs.
 @Suite struct AccessTokenTests {
+    let pem = ES256PrivateKey().pemRepresentation
     let keys: SigningKeys
     let issuer: TokenIssuer
     let verifier: AccessTokenVerifier
 
     init() async throws {
-        keys = try await SigningKeys(pems: [ES256PrivateKey().pemRepresentation])
+        keys = try await SigningKeys(pems: [pem])
         issuer = TokenIssuer(keys: keys, issuer: "orbitcove-auth", audience: "orbitcove-api")
         verifier = AccessTokenVerifier(
             source: .fixed(keys.published), issuer: "orbitcove-auth", audience: "orbitcove-api",
@@ -62,6 +63,44 @@ import Testing
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(hsHeader).\(payload)".utf8), using: secret)
         let forged = "\(hsHeader).\(payload).\(Data(mac).base64URLEncodedString())"
         await #expect(throws: AccessTokenError.unsupportedAlgorithm) { try await verifier.verify(forged) }
+    }
+
+    /// `header` and `claims` as a compact JWS, ES256-signed with the issuer's key.
+    func signed(_ header: String, _ claims: String) throws -> String {
+        let input = "\(Data(header.utf8).base64URLEncodedString()).\(Data(claims.utf8).base64URLEncodedString())"
+        let signature = try P256.Signing.PrivateKey(pemRepresentation: pem).signature(for: Data(input.utf8))
+        return "\(input).\(signature.rawRepresentation.base64URLEncodedString())"
+    }
+
+    /// What auth never issues is refused even when signed with its key (a hostile probe's, who
+    /// had the key: all of these were accepted): a token not yet valid, one living for years,
+    /// a header naming extensions we do not understand, a subject with bytes after its UUID.
+    @Test func signedTokensOfAShapeAuthNeverIssuesAreRefused() async throws {
+        let now = Int(Date().timeIntervalSince1970)
+        let user = UUID()
+        func claims(
+            sub: String = user.lowercasedString, iat: Int = now, exp: Int = now + 900, _ extra: String = ""
+        )
+            -> String
+        {
+            #"{"iss":"orbitcove-auth","aud":["orbitcove-api"],"sub":"\#(sub)","#
+                + #""iat":\#(iat),"exp":\#(exp),"jti":"j"\#(extra)}"#
+        }
+        let header = #"{"alg":"ES256","kid":"\#(keys.signerKid)","typ":"JWT"}"#
+        // As auth makes them, it verifies: each refusal below is for its one difference.
+        #expect(try await verifier.verify(try signed(header, claims())) == user)
+        #expect(try await verifier.verify(try signed(header, claims(#","nbf":\#(now - 5)"#))) == user)
+        for (token, refusal) in [
+            (try signed(header, claims(#","nbf":\#(now + 3_600)"#)), AccessTokenError.notYetValid),
+            (try signed(header, claims(iat: now + 3_600, exp: now + 4_000)), .notYetValid),
+            (try signed(header, claims(exp: now + 10 * 365 * 86_400)), .livesTooLong),
+            (try signed(header, claims(sub: user.lowercasedString + "\\u0000junk")), .malformed),
+            (try signed(header, claims(sub: user.lowercasedString + " ")), .malformed),
+            (try signed(#"{"alg":"ES256","kid":"\#(keys.signerKid)","crit":["exp"]}"#, claims()), .malformed),
+        ] {
+            await #expect(throws: refusal) { try await verifier.verify(token) }
+            #expect(refusal.apiError.code == "TOKEN_INVALID")
+        }
     }
 
     @Test func wrongAudienceOrIssuerIsRefused() async throws {

@@ -439,6 +439,14 @@ import Testing
             let reused = try await api.call(
                 .post, "/api/v1/communities", as: ada, json: #"{"name":"Other"}"#, headers: key)
             #expect(reused.status == .unprocessableContent && reused.errorCode == "IDEMPOTENCY_KEY_REUSED")
+            // A key given twice is refused, not joined into one (hostile probe 17: "k1, k2" was
+            // kept as a key of its own, and a retry sending one of them ran again).
+            var twice = HTTPFields()
+            twice.append(HTTPField(name: .idempotencyKey, value: UUID().uuidString))
+            twice.append(HTTPField(name: .idempotencyKey, value: UUID().uuidString))
+            let doubled = try await api.call(
+                .post, "/api/v1/communities", as: ada, json: #"{"name":"Twice"}"#, headers: twice)
+            #expect(doubled.status == .badRequest && doubled.fieldErrors["Idempotency-Key"] == "must be given once")
             // The same JSON written another way (an offline queue encoding its request again:
             // keys in another order, spaces, escapes, another spelling of a number) is the same
             // request; a value that differs is not.

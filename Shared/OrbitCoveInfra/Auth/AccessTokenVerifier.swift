@@ -7,6 +7,8 @@ import Synchronization
 /// (fetched from its JWKS and cached; see ``JWKSKeyCache``).
 package struct AccessTokenVerifier: Sendable {
     package static let leeway: TimeInterval = 30
+    /// The longest an access token may live, `iat` to `exp`: four times the 15 minutes auth gives one.
+    package static let longestLifetime: TimeInterval = 3_600
 
     private let keys: JWKSKeyCache
     private let issuer: String
@@ -61,7 +63,10 @@ package struct AccessTokenVerifier: Sendable {
         }
         guard claims.iss.value == issuer else { throw .wrongIssuer }
         guard claims.aud.value.contains(audience) else { throw .wrongAudience }
-        guard let userId = UUID(uuidString: claims.sub.value) else { throw .malformed }
+        // Exactly a UUID's 36 characters: Foundation's parser stops at a NUL and ignores the rest.
+        guard claims.sub.value.utf8.count == 36, let userId = UUID(uuidString: claims.sub.value) else {
+            throw .malformed
+        }
         verified.remember(token, userId: userId, until: claims.exp.value)
         return (userId, claims.exp.value)
     }

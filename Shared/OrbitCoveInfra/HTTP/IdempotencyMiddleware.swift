@@ -48,6 +48,11 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         guard (1...255).contains(key.utf8.count) else {
             throw APIError.validation(["Idempotency-Key": "must be 1 to 255 characters"])
         }
+        // Two fields would be read as one key, "k1, k2": a retry sending one of them would be
+        // a new request.
+        guard request.headers[values: .idempotencyKey].count == 1 else {
+            throw APIError.validation(["Idempotency-Key": "must be given once"])
+        }
         var request = request
         let body = try await request.collectBody(upTo: context.maxUploadSize)
         let hash = Self.hash(request, body: body)
