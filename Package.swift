@@ -181,6 +181,17 @@ let package = Package(
                 path: "Benchmarks/SQLBenchmark",
                 swiftSettings: strict
             ),
+            // Fixed answers on Hummingbird alone and on the services' plumbing: the framework's share
+            // of a cached read, printed beside it by scripts/bench/core-read.sh.
+            .executableTarget(
+                name: "orbitcove-http-floor",
+                dependencies: [
+                    "OrbitCoveInfra", logging, hummingbird,
+                    .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                ],
+                path: "Benchmarks/HTTPFloor",
+                swiftSettings: strict
+            ),
             // JSONCoding.encoder beside JSONEncoder on realistic responses; scripts/bench/json.sh runs it.
             .executableTarget(
                 name: "orbitcove-json-bench",

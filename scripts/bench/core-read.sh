@@ -16,6 +16,12 @@
 #   proxied:  the same nginx proxying (HTTP/1.1, kept-alive upstream connections, as the
 #             gateway does) to that static server: the gateway's hop plus an upstream that
 #             answers at once, the most any service behind the gateway could reach;
+#   hummingbird: the same nginx proxying the same way to a Hummingbird server answering the
+#             same bodies from memory (orbitcove-http-floor --plumbing bare): the most a
+#             service on Hummingbird could reach behind the gateway;
+#   plumbing: the same, on the services' own router and server (orbitcove-http-floor
+#             --plumbing service: request ids, metrics, the error envelope, idle timeouts) with
+#             no token, rate limit or cache: "http / plumbing" is what core's own work leaves;
 #   uncached: wrk straight to a second core on 127.0.0.1:8092 with the cache off
 #             (ORBITCOVE_CORE_CACHE_SECONDS=0): the same two requests, each from PostgreSQL;
 #   pgbench:  the uncached reads' reference: the statements core runs for those two requests
@@ -49,9 +55,11 @@ PG_BIN=/usr/lib/postgresql/15/bin
 
 work=$(mktemp -d)
 uncached=
+floors=()
 static_nginx=
 stop_helpers() {
     if [[ -n $uncached ]]; then kill -TERM "$uncached" 2>/dev/null && wait "$uncached" 2>/dev/null || true; fi
+    for floor in "${floors[@]}"; do kill -TERM "$floor" 2>/dev/null && wait "$floor" 2>/dev/null || true; done
     if [[ -n $static_nginx ]]; then nginx -p "$work/static/" -c "$work/static/nginx.conf" -s quit 2>/dev/null || true; fi
     rm -rf "$work"
 }
@@ -103,8 +111,37 @@ http {
             proxy_set_header X-Real-IP \$remote_addr;
         }
     }
+    upstream hummingbird_alone { server 127.0.0.1:8096; keepalive 32; }
+    server {
+        listen 127.0.0.1:8095;
+        location / {
+            proxy_pass http://hummingbird_alone;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header X-Real-IP \$remote_addr;
+        }
+    }
+    upstream services_plumbing { server 127.0.0.1:8098; keepalive 32; }
+    server {
+        listen 127.0.0.1:8097;
+        location / {
+            proxy_pass http://services_plumbing;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header X-Real-IP \$remote_addr;
+        }
+    }
 }
 CONF
+# The framework's floor: the same bodies from memory, on Hummingbird alone and on the services'
+# plumbing.
+for floor in bare:8096 service:8098; do
+    "$(swift build -c release --show-bin-path)/orbitcove-http-floor" --plumbing "${floor%%:*}" --port "${floor##*:}" \
+        --answer "$community_path=$work/static/root/community.json" \
+        --answer "/api/v1/communities/$COMMUNITY/members=$work/static/root/members.json" \
+        >>.local/logs/http-floor.log 2>&1 &
+    floors+=("$!")
+done
 # nginx's workers run as nobody: they must be able to read the bodies.
 chmod 755 "$work" "$work/static" "$work/static/root" && chmod 644 "$work"/static/root/*.json
 nginx -p "$work/static/" -c "$work/static/nginx.conf" -e "$work/static/logs/error.log"
@@ -114,6 +151,14 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 curl -fsS -o /dev/null http://127.0.0.1:8092/health || { echo "the uncached core did not start" >&2; exit 1; }
+for port in 8095 8097; do
+    for _ in $(seq 100); do
+        curl -fsS -o /dev/null "http://127.0.0.1:$port$community_path" 2>/dev/null && break
+        sleep 0.1
+    done
+    cmp -s <(curl -fsS "http://127.0.0.1:$port$members_path") "$work/static/root/members.json" \
+        || { echo "the floor behind :$port does not answer the members page's body" >&2; exit 1; }
+done
 
 # One script per client (CLIENT replaced below: wrk's done() runs in a Lua state of its own).
 cat >"$work/requests.lua.in" <<EOF
@@ -132,7 +177,7 @@ done = function(summary, latency, requests)
         latency:percentile(50) / 1000, latency:percentile(99) / 1000))
 end
 EOF
-for client in warm http static proxied uncached; do sed "s/CLIENT/$client/" "$work/requests.lua.in" >"$work/$client.lua"; done
+for client in warm http static proxied hummingbird plumbing uncached; do sed "s/CLIENT/$client/" "$work/requests.lua.in" >"$work/$client.lua"; done
 # The reads, and the same reads where nothing resolves the caller's communities: what they
 # cost without the wall.
 cp scripts/bench/core-reads-service.sql "$work/reads.sql"
@@ -166,12 +211,15 @@ http_reads() {
 # Each run prints its rate and, on a `cpu=` line, the CPU each part spent per request (measured;
 # the second core and the second nginx as core-uncached and nginx-static).
 CPU_ALSO="core-uncached=$uncached nginx-static=$(cat "$work/static/nginx.pid" 2>/dev/null)"
+CPU_ALSO+=" hummingbird=${floors[0]} plumbing=${floors[1]}"
 # Every cached answer in place before the first round.
 wrk -t 1 -c 1 -d 1s -s "$work/warm.lua" http://127.0.0.1:8080 >/dev/null
 for round in $(seq "$ROUNDS"); do
     measured http "$SECONDS_PER_RUN" "$results" http_reads http http://127.0.0.1:8080
     measured static "$SECONDS_PER_RUN" "$results" http_reads static http://127.0.0.1:8093
     measured proxied "$SECONDS_PER_RUN" "$results" http_reads proxied http://127.0.0.1:8094
+    measured hummingbird "$SECONDS_PER_RUN" "$results" http_reads hummingbird http://127.0.0.1:8095
+    measured plumbing "$SECONDS_PER_RUN" "$results" http_reads plumbing http://127.0.0.1:8097
     measured uncached "$SECONDS_PER_RUN" "$results" http_reads uncached http://127.0.0.1:8092
     measured pgbench "$SECONDS_PER_RUN" "$results" pgbench_reads pgbench orbitcove_app "$work/reads.sql" prepared
     measured pgbench-extended "$SECONDS_PER_RUN" "$results" \
@@ -184,5 +232,6 @@ done
 
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference static
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference proxied --no-cpu
+python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference plumbing --no-cpu
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference pgbench --no-cpu
 python3 scripts/bench/summarise.py "$results" --rate requests_per_s --unit requests/s --reference postgresnio-prepared --no-cpu

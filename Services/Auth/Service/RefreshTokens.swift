@@ -37,8 +37,7 @@ package struct RefreshTokens: Sendable {
     }
 
     static func generate() -> String {
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
-        return prefix + Data(bytes).base64URLEncodedString()
+        prefix + Data(randomBytes(32)).base64URLEncodedString()
     }
 
     /// The successor of `spent`: the same every time it is asked for.

@@ -50,7 +50,7 @@ package struct MediaSettings: Sendable {
         switch storage {
         case .local:
             if signingKey.isEmpty, !production {
-                signingKey = (0..<32).map { _ in UInt8.random(in: 0...255) }.lowerHex
+                signingKey = randomBytes(32).lowerHex
             }
             guard signingKey.utf8.count >= 32 else {
                 throw ConfigurationError(

@@ -32,6 +32,6 @@ package enum TraceContext {
     }
 
     private static func randomHex(bytes: Int) -> String {
-        (0..<bytes).map { _ in UInt8.random(in: .min ... .max) }.lowerHex
+        randomBytes(bytes).lowerHex
     }
 }

@@ -22,8 +22,7 @@ struct CalendarFeedStore: Sendable {
     static let notFound = APIError.notFound("FEED_NOT_FOUND", "No such calendar feed")
 
     func create(for user: UUID, community: UUID?) async throws -> CalendarFeed {
-        var generator = SystemRandomNumberGenerator()
-        let token = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }.lowerHex
+        let token = randomBytes(32).lowerHex
         return try await database.transaction(userId: user) { connection in
             let rows = try await connection.query(
                 """

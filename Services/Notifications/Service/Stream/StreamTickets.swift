@@ -16,8 +16,7 @@ package struct StreamTickets: Sendable {
     package init(redis: RedisClient) { self.redis = redis }
 
     package func issue(for userId: UUID, until tokenExpiry: Date) async throws -> StreamTicket {
-        var generator = SystemRandomNumberGenerator()
-        let ticket = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64URLEncodedString()
+        let ticket = Data(randomBytes(32)).base64URLEncodedString()
         let micros = Int64((tokenExpiry.timeIntervalSince1970 * 1_000_000).rounded())
         let reply = try await redis.command([
             "SET", Self.key(ticket), "\(userId.uuidString) \(micros)", "EX", String(Self.lifetime), "NX",
