@@ -90,6 +90,8 @@ import Testing
         // As auth makes them, it verifies: each refusal below is for its one difference.
         #expect(try await verifier.verify(try signed(header, claims())) == user)
         #expect(try await verifier.verify(try signed(header, claims(#","nbf":\#(now - 5)"#))) == user)
+        // A clock up to the leeway ahead in auth is forgiven.
+        #expect(try await verifier.verify(try signed(header, claims(iat: now + 20, exp: now + 920))) == user)
         for (token, refusal) in [
             (try signed(header, claims(#","nbf":\#(now + 3_600)"#)), AccessTokenError.notYetValid),
             (try signed(header, claims(iat: now + 3_600, exp: now + 4_000)), .notYetValid),

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func everyByteValueComes() {
-        // 16,384 bytes miss one of 256 values with a chance of about 256 · e^-64.
+        // 16,384 bytes miss one of 256 values with a chance of about 256 · (255/256)^16384, 4e-26.
         #expect(Set(randomBytes(16_384)).count == 256)
     }
 }

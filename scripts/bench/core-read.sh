@@ -68,6 +68,7 @@ trap stop_helpers EXIT
 # shellcheck source=scripts/bench/lib.sh
 source scripts/bench/lib.sh
 start_release_stack
+BIN=$(swift build -c release --show-bin-path)
 
 seeded=$(python3 scripts/bench/core_read_seed.py "$MEMBERS")
 eval "$seeded"
@@ -77,7 +78,7 @@ members_path="/api/v1/communities/$COMMUNITY/members?limit=20"
 # The second core: the cache off, on its own port.
 ORBITCOVE_HTTP_PORT=8092 ORBITCOVE_CORE_CACHE_SECONDS=0 ORBITCOVE_LOG_LEVEL=warning \
     ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 \
-    "$(swift build -c release --show-bin-path)/orbitcove-core" >>.local/logs/core-uncached.log 2>&1 &
+    "$BIN/orbitcove-core" >>.local/logs/core-uncached.log 2>&1 &
 uncached=$!
 
 # The static reference: the answers' bodies as the gateway returns them.
@@ -119,6 +120,7 @@ http {
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header X-Real-IP \$remote_addr;
+            proxy_set_header X-Request-Id \$request_id;
         }
     }
     upstream services_plumbing { server 127.0.0.1:8098; keepalive 32; }
@@ -129,6 +131,7 @@ http {
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header X-Real-IP \$remote_addr;
+            proxy_set_header X-Request-Id \$request_id;
         }
     }
 }
@@ -136,10 +139,10 @@ CONF
 # The framework's floor: the same bodies from memory, on Hummingbird alone and on the services'
 # plumbing.
 for floor in bare:8096 service:8098; do
-    "$(swift build -c release --show-bin-path)/orbitcove-http-floor" --plumbing "${floor%%:*}" --port "${floor##*:}" \
+    "$BIN/orbitcove-http-floor" --plumbing "${floor%%:*}" --port "${floor##*:}" \
         --answer "$community_path=$work/static/root/community.json" \
         --answer "/api/v1/communities/$COMMUNITY/members=$work/static/root/members.json" \
-        >>.local/logs/http-floor.log 2>&1 &
+        >>".local/logs/http-floor-${floor%%:*}.log" 2>&1 &
     floors+=("$!")
 done
 # nginx's workers run as nobody: they must be able to read the bodies.
@@ -184,7 +187,7 @@ cp scripts/bench/core-reads-service.sql "$work/reads.sql"
 sed "s/SELECT app_enter_as_user(:user_id), /SELECT set_config('app.current_user_id', :user_id, true), /" \
     "$work/reads.sql" >"$work/reads-bypass.sql"
 grep -q "set_config('app.current_user_id'" "$work/reads-bypass.sql" || { echo "no entry to bypass" >&2; exit 1; }
-SQL_BENCH="$(swift build -c release --show-bin-path)/orbitcove-sql-bench"
+SQL_BENCH="$BIN/orbitcove-sql-bench"
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
     "$(nginx -v 2>&1 | cut -d' ' -f3); $CONNECTIONS connections, ${SECONDS_PER_RUN}s per run, $MEMBERS members;" \

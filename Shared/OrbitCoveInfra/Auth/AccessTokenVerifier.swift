@@ -14,6 +14,7 @@ package struct AccessTokenVerifier: Sendable {
     private let issuer: String
     private let audience: String
     private let verified = VerifiedTokens()
+    private let logger: Logger
 
     package typealias KeySource = JWKSKeyCache.Source
 
@@ -25,6 +26,7 @@ package struct AccessTokenVerifier: Sendable {
             source: source, algorithm: .es256, refetchInterval: refetchInterval, maxAge: maxAge, logger: logger)
         self.issuer = issuer
         self.audience = audience
+        self.logger = logger
     }
 
     /// The user id of a valid token.
@@ -58,7 +60,16 @@ package struct AccessTokenVerifier: Sendable {
             case .unknownKey: throw .unknownKey
             case .keysUnavailable: throw .keysUnavailable
             case .badSignature: throw .badSignature
-            case .payload(let refusal): throw refusal as? AccessTokenError ?? .badSignature
+            case .payload(let refusal):
+                let refusal = refusal as? AccessTokenError ?? .badSignature
+                if refusal == .notYetValid {
+                    // Clients hear only TOKEN_INVALID, and refreshing gets them another such
+                    // token: the log is where a clock running ahead in auth shows.
+                    logger.warning(
+                        "an access token is not valid yet: is the auth service's clock ahead of this one's?",
+                        metadata: ["leewaySeconds": "\(Int(Self.leeway))"])
+                }
+                throw refusal
             }
         }
         guard claims.iss.value == issuer else { throw .wrongIssuer }

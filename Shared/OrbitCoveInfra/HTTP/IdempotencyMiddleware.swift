@@ -45,13 +45,13 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         else {
             return try await next(request, context)
         }
-        guard (1...255).contains(key.utf8.count) else {
-            throw APIError.validation(["Idempotency-Key": "must be 1 to 255 characters"])
-        }
         // Two fields would be read as one key, "k1, k2": a retry sending one of them would be
-        // a new request.
+        // a new request. (A proxy that joined them into one field first is not told apart.)
         guard request.headers[values: .idempotencyKey].count == 1 else {
             throw APIError.validation(["Idempotency-Key": "must be given once"])
+        }
+        guard (1...255).contains(key.utf8.count) else {
+            throw APIError.validation(["Idempotency-Key": "must be 1 to 255 characters"])
         }
         var request = request
         let body = try await request.collectBody(upTo: context.maxUploadSize)
