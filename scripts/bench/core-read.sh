@@ -85,6 +85,23 @@ uncached=$!
 mkdir -p "$work/static/logs" "$work/static/temp" "$work/static/root"
 curl -fsS -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080$community_path" >"$work/static/root/community.json"
 curl -fsS -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080$members_path" >"$work/static/root/members.json"
+# proxying LISTEN TARGET: a server on LISTEN proxying to TARGET as the gateway proxies to a
+# service (HTTP/1.1, kept-alive upstream connections, the client's address and a request id).
+proxying() {
+    cat <<BLOCK
+    upstream to_$2 { server 127.0.0.1:$2; keepalive 32; }
+    server {
+        listen 127.0.0.1:$1;
+        location / {
+            proxy_pass http://to_$2;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header X-Real-IP \$remote_addr;
+            proxy_set_header X-Request-Id \$request_id;
+        }
+    }
+BLOCK
+}
 cat >"$work/static/nginx.conf" <<CONF
 daemon on;
 worker_processes 2;
@@ -102,38 +119,9 @@ http {
         location = $community_path { alias $work/static/root/community.json; }
         location = /api/v1/communities/$COMMUNITY/members { alias $work/static/root/members.json; }
     }
-    upstream answers_at_once { server 127.0.0.1:8093; keepalive 32; }
-    server {
-        listen 127.0.0.1:8094;
-        location / {
-            proxy_pass http://answers_at_once;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header X-Real-IP \$remote_addr;
-        }
-    }
-    upstream hummingbird_alone { server 127.0.0.1:8096; keepalive 32; }
-    server {
-        listen 127.0.0.1:8095;
-        location / {
-            proxy_pass http://hummingbird_alone;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header X-Real-IP \$remote_addr;
-            proxy_set_header X-Request-Id \$request_id;
-        }
-    }
-    upstream services_plumbing { server 127.0.0.1:8098; keepalive 32; }
-    server {
-        listen 127.0.0.1:8097;
-        location / {
-            proxy_pass http://services_plumbing;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header X-Real-IP \$remote_addr;
-            proxy_set_header X-Request-Id \$request_id;
-        }
-    }
+$(proxying 8094 8093)
+$(proxying 8095 8096)
+$(proxying 8097 8098)
 }
 CONF
 # The framework's floor: the same bodies from memory, on Hummingbird alone and on the services'
