@@ -65,16 +65,17 @@ import Testing
             try await effect(context)
             throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "after the commit")
         }
-        // The same through a transaction whose last statement writes (`closingTransaction`, as
-        // an answer is made): the key is marked after that statement, with the COMMIT.
-        router.post("close-then-fail") { _, context -> Response in
+        // The same through a write that is one statement committing as it ends
+        // (`committingStatement`, as an answer is made): the statement marks the key itself.
+        router.post("commit-then-fail") { _, context -> Response in
             let user = try #require(context.userId)
-            _ = try await database.closingTransaction(scope: .user(user)) { _ in
-                """
-                INSERT INTO idempotency_keys (user_id, key, request_hash)
-                VALUES (\(user), 'effect-' || gen_random_uuid(), repeat('0', 64))
-                """
+            let rows = try await database.committingStatement(asUser: user) { _, mark in
+                #expect(mark?.owner == user)
+                return CommittingStatementTests.call(committingEffect, as: user, mark: mark, content: "")
+            } marked: {
+                try CommittingStatementTests.marked($0)
             }
+            #expect(try rows.map(CommittingStatementTests.marked) == [true])
             throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "after the commit")
         }
         // A commit whose acknowledgement never came back: the key is marked in the database,
@@ -113,6 +114,10 @@ import Testing
         return router
     }
 
+    /// The function `/commit-then-fail` writes its effect through, shaped as an answer's
+    /// (`CommittingStatementTests.makeFunction`).
+    static let committingEffect = "idempotency_effect_\(UUID().uuidString.prefix(8).lowercased())"
+
     static func effects(of user: UUID, _ database: Database) async throws -> Int {
         try await database.transaction(userId: user) { connection in
             var count = 0
@@ -147,13 +152,21 @@ import Testing
                 #expect(retry.0 == .conflict && retry.1 == "IDEMPOTENCY_RESPONSE_LOST", "\(retry)")
                 #expect(try await Self.effects(of: user, database) == 1)
 
-                let closingKey = UUID().uuidString
+                try await CommittingStatementTests.makeFunction(
+                    Self.committingEffect,
+                    write: """
+                        INSERT INTO idempotency_keys (user_id, key, request_hash)
+                        VALUES (person, 'effect-' || gen_random_uuid() || content, repeat('0', 64)) RETURNING key::text
+                        """)
+                defer { Task { try? await MessageBatchTests.owner("DROP FUNCTION \(Self.committingEffect)") } }
+                let committingKey = UUID().uuidString
                 #expect(
-                    try await Self.post(client, "/close-then-fail", user: user, key: closingKey).0
+                    try await Self.post(client, "/commit-then-fail", user: user, key: committingKey).0
                         == .serviceUnavailable)
-                let closingRetry = try await Self.post(client, "/close-then-fail", user: user, key: closingKey)
+                let committingRetry = try await Self.post(client, "/commit-then-fail", user: user, key: committingKey)
                 #expect(
-                    closingRetry.0 == .conflict && closingRetry.1 == "IDEMPOTENCY_RESPONSE_LOST", "\(closingRetry)")
+                    committingRetry.0 == .conflict && committingRetry.1 == "IDEMPOTENCY_RESPONSE_LOST",
+                    "\(committingRetry)")
                 #expect(try await Self.effects(of: user, database) == 2)
 
                 // One that wrote nothing is run again, as before.

@@ -288,7 +288,7 @@ import Testing
                 names.append(name)
             }
             // Only the schema's own tables: other tests make scratch tables for the services'
-            // role beside them while this runs (`ClosingTransactionTests`, `MessageBatchTests`).
+            // role beside them while this runs (`CommittingStatementTests`, `MessageBatchTests`).
             return names.filter(Self.schemaTables.contains)
         }
         #expect(Self.schemaTables.isSuperset(of: ["events", "rsvps", "users", "schema_migrations"]))

@@ -83,15 +83,20 @@ import Testing
                 }
                 return Response(status: .ok)
             }
-            router.get("slow-closing") { _, _ -> Response in
-                _ = try await database.closingTransaction(scope: nil) { connection in
-                    try await connection.run("SET LOCAL statement_timeout = '50ms'", logger: logger)
-                    return "SELECT pg_sleep(1)"
+            // A statement that is its own transaction runs under its session's bound (30 s from
+            // the connection's start; here shortened for the session by the reads before it).
+            let user = try await newUser(in: database)
+            router.get("slow-committing") { _, _ -> Response in
+                _ = try await database.committingStatement(asUser: user) { connection, _ in
+                    try await connection.run("SET statement_timeout = '50ms'", logger: logger)
+                    return "SELECT pg_sleep(1), false AS key_marked"
+                } marked: { _ in
+                    false
                 }
                 return Response(status: .ok)
             }
             try await Application(router: router).test(.router) { client in
-                for path in ["/slow", "/slow-closing"] {
+                for path in ["/slow", "/slow-committing"] {
                     try await client.execute(uri: path, method: .get) { response in
                         #expect(response.status == .serviceUnavailable, "\(path)")
                         #expect(response.headers[.retryAfter] == "2", "\(path)")

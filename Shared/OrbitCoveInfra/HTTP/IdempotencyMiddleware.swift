@@ -269,18 +269,6 @@ package final class IdempotencyClaim: Sendable {
         return false
     }
 
-    /// ``mark(on:logger:)``'s statement for a transaction that is about to write (its last
-    /// statement is the write, `Database.closingTransaction`): it gives the transaction its id
-    /// first, so the key is marked whether or not anything was written yet. One row: whether
-    /// the key was marked. (The id is read, or the planner drops a column nobody reads, and
-    /// `pg_current_xact_id()` is stable.)
-    var markingBeforeTheWrite: PostgresQuery {
-        """
-        SELECT app_idempotency_applied(\(userId), \(key), \(id))
-        FROM (SELECT pg_current_xact_id() AS xid OFFSET 0) AS writing WHERE writing.xid IS NOT NULL
-        """
-    }
-
     /// Called once a transaction that marked the key has committed.
     func committed() { wrote.set() }
 }

@@ -22,7 +22,7 @@ package struct Database: Sendable {
     let logger: Logger
     private let connectionWait: Duration
     /// `statement_timeout` of every transaction: far beyond any statement the services run.
-    private let statementTimeout = "30s"
+    private static let statementTimeout = "30s"
     private let address: (host: String, port: Int)
     package let breaker: CircuitBreaker
     /// Woken after every transaction that wrote to the outbox commits; the relay listens.
@@ -35,6 +35,9 @@ package struct Database: Sendable {
     ) throws {
         var configuration = try Self.configuration(from: url)
         if let name { configuration.options.additionalStartupParameters.append(("application_name", name)) }
+        // The bound every transaction sets for itself (`enter`), from the start for a statement
+        // that is its own transaction (`committingStatement`, the gate's read).
+        configuration.options.additionalStartupParameters.append(("statement_timeout", Self.statementTimeout))
         configuration.options.maximumConnections = maxConnections
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(30))
         configuration.options.connectTimeout = .seconds(5)
@@ -96,50 +99,41 @@ package struct Database: Sendable {
         }
     }
 
-    /// A transaction whose last statement has the COMMIT queued right behind it: `body` reads
-    /// what that statement needs and returns it, and its rows are returned once both have run.
-    /// The COMMIT is queued on the connection before the statement's result comes back, and
-    /// PostgresNIO sends it from the event loop as soon as the statement's ReadyForQuery
-    /// arrives: the locks the statement takes are held for its own time, a round trip and the
-    /// commit's, not also for this process's task to be resumed, read the rows and send the
-    /// COMMIT (about 2 ms under load, which held every other answer to an event waiting;
-    /// BENCHMARKS.md, issue 20). A request's Idempotency-Key is marked before the statement,
-    /// outside its locks. A statement that fails leaves the COMMIT to end the transaction as a
-    /// rollback. Nothing may depend on reading the statement's rows before the commit: whatever
-    /// the rows make of the response is decided after it.
-    package func closingTransaction(
-        scope: AccessScope?, _ body: (PostgresConnection) async throws -> PostgresQuery
+    /// A write that is one statement and a transaction of its own, which PostgreSQL commits as
+    /// the statement ends: the locks it takes are held for PostgreSQL's work alone, not also for
+    /// a round trip and this process's turn to send a COMMIT (every other answer to an event
+    /// waited for those; BENCHMARKS.md, issue 20). `reads` runs first, in a read-only
+    /// transaction entered as `user` and ended before the statement is sent (whatever it would
+    /// write could not go with the statement), and returns the statement. The
+    /// statement itself must enter as `user` (`app_enter_as_user`) before it reads or writes,
+    /// and mark the request's Idempotency-Key when `reads` is given one (`KeyMark`: before its
+    /// writes, as `calendar_answer_committing` does, migration 0082); `marked` reads from its
+    /// first row whether it did. The statement is not in the reads' transaction: what it needs
+    /// to be as read, it checks.
+    package func committingStatement(
+        asUser user: UUID, _ reads: (PostgresConnection, KeyMark?) async throws -> PostgresQuery,
+        marked: (PostgresRow) throws -> Bool
     ) async throws -> [PostgresRow] {
         try await framed { connection, idempotency in
-            try await connection.run("BEGIN", logger: logger)
-            let closing: PostgresQuery
-            do {
-                try await enter(scope, isolation: .readCommitted, on: connection)
-                closing = try await body(connection)
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
+            let mark = idempotency.claim.map { KeyMark(owner: $0.userId, key: $0.key, claim: $0.id) }
+            let statement = try await connection.inTransaction(readOnly: true, logger: logger) { connection in
+                try await enter(.user(user), isolation: .readCommitted, on: connection)
+                return try await reads(connection, mark)
             }
-            // The key's mark, the statement and the COMMIT, each queued before the one before
-            // it answers. The mark first: the closing statement writes (or fails, and nothing
-            // is in), so the transaction is given its id for the mark to see it as writing.
-            // Queued on a closed connection, none would ever be answered.
+            // PostgresNIO ends a statement's rows at its CommandComplete, and PostgreSQL commits
+            // an implicit transaction at the Sync after it: the rows alone do not say the write
+            // is in (nor that another connection would see it yet). A statement queued behind it
+            // is answered only after the commit, so its answer does. A commit that fails is an
+            // error PostgresNIO does not expect then: it closes the connection, and the queued
+            // statement fails with it. Queued on a closed connection, neither would be answered.
             try connection.ensureOpen()
-            let mark: EventLoopFuture<PostgresQueryResult>? = idempotency.claim.map {
-                connection.query($0.markingBeforeTheWrite, logger: logger)
-            }
-            let statement: EventLoopFuture<PostgresQueryResult> = connection.query(closing, logger: logger)
-            let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
-            // Every answer is waited for, so the connection goes back to the pool idle.
-            var marked: Swift.Result<PostgresQueryResult, any Error>?
-            if let mark { marked = await Self.outcome(of: mark) }
-            let rows = await Self.outcome(of: statement)
-            let committed = await Self.outcome(of: commit)
-            // What ended the transaction: the first failure, or a COMMIT answered "ROLLBACK".
-            let wasMarked = try marked?.get().rows.first?.decode(Bool.self) ?? false
+            let written: EventLoopFuture<PostgresQueryResult> = connection.query(statement, logger: logger)
+            let committed: EventLoopFuture<PostgresQueryResult> = connection.query("SELECT 1", logger: logger)
+            let rows = await Self.outcome(of: written)
+            let confirmed = await Self.outcome(of: committed)
             let result = try rows.get().rows
-            guard try committed.get().metadata.command == "COMMIT" else { throw Self.rolledBack }
-            if wasMarked { idempotency.marked.set() }
+            _ = try confirmed.get()
+            if mark != nil, let first = result.first, try marked(first) { idempotency.marked.set() }
             return result
         }
     }
@@ -151,9 +145,13 @@ package struct Database: Sendable {
         do { return .success(try await future.get()) } catch { return .failure(error) }
     }
 
-    /// What ``closingTransaction(scope:_:)`` throws when its COMMIT was answered as a
-    /// rollback although its statements succeeded.
-    static let rolledBack = APIError.internalError
+    /// The request's claim on an Idempotency-Key, for a statement that marks it itself
+    /// (``committingStatement(asUser:_:marked:)``): `app_idempotency_applied(owner, key, claim)`.
+    package struct KeyMark: Sendable {
+        package let owner: UUID
+        package let key: String
+        package let claim: UUID
+    }
 
     /// What every transaction shares: the outbox wake-up after a commit that wrote messages,
     /// the request's Idempotency-Key (marked by the transaction, recorded once it committed),
@@ -191,7 +189,7 @@ package struct Database: Sendable {
         if isolation == .repeatableRead {
             try await connection.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
         }
-        let timeout = statementTimeout
+        let timeout = Self.statementTimeout
         switch scope {
         case .user(let userId):
             // Sets `app.current_user_id` and reads the user's communities once, for every

@@ -82,8 +82,8 @@ struct RSVPStore: Sendable {
     ) async throws -> EventRSVP {
         let user = granted.userId
         // Not `writes.change`: an answer writes no audit entry and empties no cache, and its
-        // messages are its statement's, which commits as it ends (`closingTransaction`).
-        let rows = try await database.closingTransaction(scope: .user(user)) { connection in
+        // messages are its statement's, which is its own transaction (`committingStatement`).
+        let rows = try await database.committingStatement(asUser: user) { connection, keyMark in
             let (key, instance, seen) = try await Self.instance(
                 eventId, recurrenceId: answer.recurrenceId, in: granted.communityId, events: events, on: connection,
                 logger: logger)
@@ -109,8 +109,11 @@ struct RSVPStore: Sendable {
                     userId: user, familyMemberId: nil))
             return try AnswerStatement(
                 eventId: key.eventId, recurrenceId: key.recurrenceId, userId: user, answer: answer, seen: seen,
-                community: granted.communityId, traceparent: request.traceparent, promoted: promoted
+                community: granted.communityId, traceparent: request.traceparent, promoted: promoted,
+                keyMark: keyMark
             ).query
+        } marked: { first in
+            try first.makeRandomAccess()[AnswerStatement.keyMarked].decode(Bool.self)
         }
         // Committed. Any row besides the answer is another answer whose place it changed, and
         // one that got a place has its message in the outbox: the relay sends it now, not at
@@ -306,20 +309,24 @@ struct RSVPStore: Sendable {
     }
 }
 
-/// `calendar_answer_announced` (migrations 0060 and 0065): `calendar_answer` (0059) and the
-/// outbox rows of the promotions it made. Takes the instance's lock, checks that its rows are as
-/// read, upserts one answer, places the instance's yeses again and writes a message for each
-/// answer it gave a place, in one statement, which the COMMIT follows at once
-/// (``Database/closingTransaction(scope:_:)``). Under the lock run PostgreSQL's work and one
-/// round trip; a round trip of the messages' own and core's turn between the statement's
-/// result and the COMMIT ran there too before, and every other answer to the event waited for
-/// them.
+/// `calendar_answer_committing` (migration 0082), a transaction of its own: enters as the
+/// answerer, marks the request's Idempotency-Key if it has one, and runs
+/// `calendar_answer_announced` (0060, 0065): `calendar_answer` (0059) and the outbox rows of the
+/// promotions it made. That takes the instance's lock, checks that the event's rows are as read,
+/// upserts one answer, places the instance's yeses again and writes a message for each answer it
+/// gave a place. PostgreSQL commits as the statement ends
+/// (``Database/committingStatement(asUser:_:marked:)``), so the lock is held for PostgreSQL's
+/// work alone: a COMMIT's round trip and core's turn to send it ran under it before, and every
+/// other answer to the event waited for them.
 struct AnswerStatement {
     static let sql = """
-        SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine
-        FROM calendar_answer_announced($1, $2, $3, $4, $5::rsvp_status, $6::integer, $7, $8::integer, $9, $10, $11,
-                                       $12, $13, $14::integer, $15::jsonb)
+        SELECT id, user_id, family_member_id, status, plus_ones, note, responded_at, waitlisted, previous_status, mine,
+               key_marked
+        FROM calendar_answer_committing($1, $2, $3, $4, $5, $6, $7, $8::rsvp_status, $9::integer, $10, $11::integer,
+                                        $12, $13, $14, $15, $16, $17::integer, $18::jsonb)
         """
+    /// The column that says whether the statement marked the request's Idempotency-Key.
+    static let keyMarked = "key_marked"
     var eventId: UUID
     var recurrenceId: Date?
     var userId: UUID
@@ -329,13 +336,18 @@ struct AnswerStatement {
     var traceparent: String?
     /// `event.waitlist_promoted` as core knows it; the statement adds whose place it is.
     var promoted: Outbox.Template
+    /// The request's Idempotency-Key, which the statement marks before it writes.
+    var keyMark: Database.KeyMark?
 
     var query: PostgresQuery {
         get throws { PostgresQuery(unsafeSQL: Self.sql, binds: try bindings()) }
     }
 
     private func bindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 15)
+        var bindings = PostgresBindings(capacity: 18)
+        bindings.append(keyMark?.owner)
+        bindings.append(keyMark?.key)
+        bindings.append(keyMark?.claim)
         bindings.append(eventId)
         bindings.append(recurrenceId)
         bindings.append(userId)
