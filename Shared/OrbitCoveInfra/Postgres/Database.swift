@@ -103,7 +103,7 @@ package struct Database: Sendable {
     /// the statement ends: the locks it takes are held for PostgreSQL's work alone, not also for
     /// a round trip and this process's turn to send a COMMIT (every other answer to an event
     /// waited for those; BENCHMARKS.md, issue 20). `reads` runs first, in a read-only
-    /// transaction entered as `user` and ended before the statement is sent (whatever it would
+    /// transaction entered as `user` and ended before the statement runs (whatever it would
     /// write could not go with the statement), and returns the statement. The
     /// statement itself must enter as `user` (`app_enter_as_user`) before it reads or writes,
     /// and mark the request's Idempotency-Key when `reads` is given one (`KeyMark`: before its
@@ -116,19 +116,33 @@ package struct Database: Sendable {
     ) async throws -> [PostgresRow] {
         try await framed { connection, idempotency in
             let mark = idempotency.claim.map { KeyMark(owner: $0.userId, key: $0.key, claim: $0.id) }
-            let statement = try await connection.inTransaction(readOnly: true, logger: logger) { connection in
+            try await connection.run("BEGIN READ ONLY", logger: logger)
+            let statement: PostgresQuery
+            do {
                 try await enter(.user(user), isolation: .readCommitted, on: connection)
-                return try await reads(connection, mark)
+                statement = try await reads(connection, mark)
+            } catch {
+                if !connection.isClosed, !PostgresConnection.endedTheConnection(error) {
+                    _ = try? await connection.query("ROLLBACK", logger: logger).collect()
+                }
+                throw error
             }
-            // PostgresNIO ends a statement's rows at its CommandComplete, and PostgreSQL commits
-            // an implicit transaction at the Sync after it: the rows alone do not say the write
-            // is in (nor that another connection would see it yet). A statement queued behind it
-            // is answered only after the commit, so its answer does. A commit that fails is an
-            // error PostgresNIO does not expect then: it closes the connection, and the queued
-            // statement fails with it. Queued on a closed connection, neither would be answered.
+            // The reads' COMMIT, the statement and one that confirms its commit, each queued
+            // before the one before it answers: PostgresNIO sends each from the event loop as
+            // the one before ends. The confirmation: PostgresNIO ends a statement's rows at its
+            // CommandComplete, and PostgreSQL commits an implicit transaction at the Sync after
+            // it, so the rows alone do not say the write is in (nor that another connection
+            // would see it yet); a statement queued behind it is answered only after the commit.
+            // A commit that fails is an error PostgresNIO does not expect then: it closes the
+            // connection, and the queued statement fails with it. Queued on a closed connection,
+            // none would be answered.
             try connection.ensureOpen()
+            let readsEnded: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
             let written: EventLoopFuture<PostgresQueryResult> = connection.query(statement, logger: logger)
             let committed: EventLoopFuture<PostgresQueryResult> = connection.query("SELECT 1", logger: logger)
+            // Whatever the reads' COMMIT answered, they wrote nothing to keep: the statement and
+            // its confirmation say whether the write is in.
+            _ = await Self.outcome(of: readsEnded)
             let rows = await Self.outcome(of: written)
             let confirmed = await Self.outcome(of: committed)
             let result = try rows.get().rows

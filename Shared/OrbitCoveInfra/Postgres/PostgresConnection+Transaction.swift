@@ -7,12 +7,11 @@ extension PostgresConnection {
     /// PostgresNIO's `withTransaction`, which sends its `COMMIT` or `ROLLBACK` on a closed
     /// connection too and waits for ever for the answer. A `COMMIT` that PostgreSQL answers
     /// `ROLLBACK` (a statement failed and `body` went on) throws ``TransactionRolledBack``:
-    /// nothing the body wrote is in, and its caller must not say otherwise. `readOnly`: the
-    /// transaction refuses writes (`25006`).
+    /// nothing the body wrote is in, and its caller must not say otherwise.
     package func inTransaction<Result>(
-        readOnly: Bool = false, logger: Logger, _ body: (PostgresConnection) async throws -> Result
+        logger: Logger, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await run(readOnly ? "BEGIN READ ONLY" : "BEGIN", logger: logger)
+        try await run("BEGIN", logger: logger)
         let result: Result
         do {
             result = try await body(self)
