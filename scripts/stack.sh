@@ -418,6 +418,9 @@ BEGIN
     END IF;
 END
 $$;
+-- Every statement of the services is bounded, one that is its own transaction too (a
+-- transaction also sets the bound for itself); as deploy/postgres/init-roles.sh does.
+ALTER ROLE orbitcove_app SET statement_timeout = '30s';
 SELECT format('CREATE DATABASE %I OWNER orbitcove_owner', name)
 FROM unnest(ARRAY['orbitcove', 'orbitcove_test']) AS name
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = name)

@@ -72,8 +72,6 @@ import Testing
             let rows = try await database.committingStatement(asUser: user) { _, mark in
                 #expect(mark?.owner == user)
                 return CommittingStatementTests.call(committingEffect, as: user, mark: mark, content: "")
-            } marked: {
-                try CommittingStatementTests.marked($0)
             }
             #expect(try rows.map(CommittingStatementTests.marked) == [true])
             throw APIError(.serviceUnavailable, code: "SERVICE_UNAVAILABLE", message: "after the commit")

@@ -10,7 +10,8 @@
 # it as scripts/bench/answers.sh does, then runs OLD_CORE on 127.0.0.1:8093 and NEW_CORE on
 # 127.0.0.1:8092 against the same servers, and per round runs answers.sh's "one" shape (every
 # member answering the same event, yes and no in turn) with `wrk -t2 -c CONNECTIONS` straight to
-# each in turn, then the "spread" shape (each member an event of their own) the same way.
+# each in turn, then the "spread" shape (each member an event of their own) the same way; the
+# first of the two alternates from round to round.
 # Stops everything at the end. Sends traffic to loopback only and ends by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,7 +33,8 @@ stop_helpers() {
 source scripts/bench/lib.sh
 start_release_stack
 
-eval "$(python3 scripts/bench/answers_seed.py "$CONNECTIONS" "$work")"
+seeded=$(python3 scripts/bench/answers_seed.py "$CONNECTIONS" "$work")
+eval "$seeded"
 wait_for_queues
 for side in old:8093:"$OLD_CORE" new:8092:"$NEW_CORE"; do
     IFS=: read -r name port binary <<<"$side"
@@ -87,13 +89,16 @@ cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 for port in 8093 8092; do wrk -t2 -c"$CONNECTIONS" -d3s -s "$work/one.lua" "http://127.0.0.1:$port" >/dev/null; done
 for round in $(seq "$ROUNDS"); do
+    sides=(old:8093:"${pids[0]}" new:8092:"${pids[1]}")
+    ((round % 2)) || sides=("${sides[1]}" "${sides[0]}")
     for shape in one spread; do
-        for side in old:8093:"${pids[0]}" new:8092:"${pids[1]}"; do
+        for side in "${sides[@]}"; do
             IFS=: read -r name port pid <<<"$side"
             before=$(cpu_ticks "$pid")
             read -r rate errors p99 < <(wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" -s "$work/$shape.lua" \
-                "http://127.0.0.1:$port" | tail -1)
+                "http://127.0.0.1:$port" | tail -1) || true
             after=$(cpu_ticks "$pid")
+            [[ -n ${rate:-} ]] || { echo "wrk printed no result for $shape on $name" >&2; exit 1; }
             awk -v round="$round" -v shape="$shape" -v name="$name" -v rate="$rate" -v errors="$errors" \
                 -v p99="$p99" -v ticks=$((after - before)) -v hz="$hz" -v seconds="$SECONDS_PER_RUN" 'BEGIN {
                     printf "round %d %s %s: %.1f answers/s, %d errors, p99 %.1f ms, core %.2f ms of CPU an answer\n",

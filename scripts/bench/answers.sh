@@ -123,7 +123,7 @@ answers() {
 # floor CLIENT MODE [SCRIPT]: one pgbench run of the upsert (or SCRIPT) as the services' role.
 floor() {
     PGPASSWORD=orbitcove_app "$PG_BIN/pgbench" -n -h 127.0.0.1 -p 55432 -U orbitcove_app -M "$2" \
-        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -f "$work/${3:-floor}.sql" orbitcove 2>/dev/null \
+        -c "$CONNECTIONS" -j 2 -T "$SECONDS_PER_RUN" -f "$work/${3:-floor}.sql" orbitcove \
         | awk -v client="$1" '/^number of failed transactions:/ { failed = $5 } /^tps = / { tps = $3 }
             END { printf "client=%s requests_per_s=%.1f errors=%d\n", client, tps, failed }' | tee -a "$results"
 }

@@ -17,7 +17,8 @@ import PostgresNIO
 /// A request's writes are never made twice, except for a response that carries a secret (a
 /// calendar feed's address, an upload URL), which is not kept and whose retry makes a new one. Every
 /// transaction of the request that holds a key marks the key applied as it commits
-/// (``IdempotencyClaim``, migration 0052). So:
+/// (``IdempotencyClaim``, migration 0052; a statement that is its own transaction marks it
+/// itself, `Database.committingStatement`). So:
 /// - a server error, rate limiting or another refusal that says to try again (`Retry-After`)
 ///   that wrote nothing is not kept, and the retry runs;
 /// - one that wrote (a failure after the commit) is kept as applied without a response, as is
@@ -241,8 +242,9 @@ package struct IdempotencyMiddleware: RouterMiddleware {
 
 /// The request that holds an `Idempotency-Key`, while it runs: every ``Database`` transaction
 /// of the request marks the key applied just before it commits if it wrote anything
-/// (`app_idempotency_applied`), and fails instead if a retry has taken the key over (a key
-/// released or expired refuses nothing).
+/// (`app_idempotency_applied`; a statement that is its own transaction marks it before it
+/// writes, `Database.committingStatement`), and fails instead if a retry has taken the key over
+/// (a key released or expired refuses nothing).
 package final class IdempotencyClaim: Sendable {
     @TaskLocal package static var current: IdempotencyClaim?
     /// The SQLSTATE `app_idempotency_applied` fails with when the key is no longer this claim's.

@@ -33,8 +33,15 @@ LANGUAGE plpgsql SET search_path = public AS $$
 DECLARE
     marked BOOLEAN := false;
 BEGIN
+    -- `app_enter_as_user` is STRICT: given no one, it would enter no one.
+    IF person IS NULL THEN
+        RAISE EXCEPTION 'an answer needs its answerer' USING ERRCODE = '22004';
+    END IF;
     PERFORM app_enter_as_user(person);
     IF idempotency_key IS NOT NULL THEN
+        IF key_owner IS DISTINCT FROM person THEN
+            RAISE EXCEPTION 'an answer marks only its answerer''s Idempotency-Key' USING ERRCODE = '22023';
+        END IF;
         PERFORM pg_current_xact_id();
         marked := app_idempotency_applied(key_owner, idempotency_key, key_claim);
     END IF;

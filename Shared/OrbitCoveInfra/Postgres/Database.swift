@@ -21,8 +21,10 @@ package struct Database: Sendable {
     let inFlight = InFlight()
     let logger: Logger
     private let connectionWait: Duration
-    /// `statement_timeout` of every transaction: far beyond any statement the services run.
-    private static let statementTimeout = "30s"
+    /// `statement_timeout` of every transaction: far beyond any statement the services run. A
+    /// statement that is its own transaction has the same from the role
+    /// (`ALTER ROLE orbitcove_app SET statement_timeout`, deploy/postgres/init-roles.sh).
+    private let statementTimeout = "30s"
     private let address: (host: String, port: Int)
     package let breaker: CircuitBreaker
     /// Woken after every transaction that wrote to the outbox commits; the relay listens.
@@ -35,9 +37,6 @@ package struct Database: Sendable {
     ) throws {
         var configuration = try Self.configuration(from: url)
         if let name { configuration.options.additionalStartupParameters.append(("application_name", name)) }
-        // The bound every transaction sets for itself (`enter`), from the start for a statement
-        // that is its own transaction (`committingStatement`, the gate's read).
-        configuration.options.additionalStartupParameters.append(("statement_timeout", Self.statementTimeout))
         configuration.options.maximumConnections = maxConnections
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(30))
         configuration.options.connectTimeout = .seconds(5)
@@ -104,15 +103,16 @@ package struct Database: Sendable {
     /// a round trip and this process's turn to send a COMMIT (every other answer to an event
     /// waited for those; BENCHMARKS.md, issue 20). `reads` runs first, in a read-only
     /// transaction entered as `user` and ended before the statement runs (whatever it would
-    /// write could not go with the statement), and returns the statement. The
-    /// statement itself must enter as `user` (`app_enter_as_user`) before it reads or writes,
-    /// and mark the request's Idempotency-Key when `reads` is given one (`KeyMark`: before its
-    /// writes, as `calendar_answer_committing` does, migration 0082); `marked` reads from its
-    /// first row whether it did. The statement is not in the reads' transaction: what it needs
-    /// to be as read, it checks.
+    /// write could not go with the statement), and returns the statement; it must let the
+    /// database's errors go up (its COMMIT is sent with the statement, so a failure it caught
+    /// could no longer stop the write). The statement itself must enter as `user`
+    /// (`app_enter_as_user`) before it reads or writes; when `reads` is given the request's
+    /// Idempotency-Key (`KeyMark`), mark it before its writes (`app_idempotency_applied`, after
+    /// `pg_current_xact_id()`) and return whether it did as the boolean column
+    /// ``keyMarkedColumn`` of its rows, as `calendar_answer_committing` does (migration 0082).
+    /// The statement is not in the reads' transaction: what it needs to be as read, it checks.
     package func committingStatement(
-        asUser user: UUID, _ reads: (PostgresConnection, KeyMark?) async throws -> PostgresQuery,
-        marked: (PostgresRow) throws -> Bool
+        asUser user: UUID, _ reads: (PostgresConnection, KeyMark?) async throws -> PostgresQuery
     ) async throws -> [PostgresRow] {
         try await framed { connection, idempotency in
             let mark = idempotency.claim.map { KeyMark(owner: $0.userId, key: $0.key, claim: $0.id) }
@@ -140,16 +140,43 @@ package struct Database: Sendable {
             let readsEnded: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
             let written: EventLoopFuture<PostgresQueryResult> = connection.query(statement, logger: logger)
             let committed: EventLoopFuture<PostgresQueryResult> = connection.query("SELECT 1", logger: logger)
-            // Whatever the reads' COMMIT answered, they wrote nothing to keep: the statement and
-            // its confirmation say whether the write is in.
-            _ = await Self.outcome(of: readsEnded)
+            let ended = await Self.outcome(of: readsEnded)
             let rows = await Self.outcome(of: written)
             let confirmed = await Self.outcome(of: committed)
+            // The reads wrote nothing to keep; a COMMIT answered ROLLBACK says one of their
+            // statements failed and they went on, against the contract above.
+            if case .success(let end) = ended, end.metadata.command != "COMMIT" {
+                logger.error("a committing statement's reads went on after a failed statement")
+            }
             let result = try rows.get().rows
-            _ = try confirmed.get()
-            if mark != nil, let first = result.first, try marked(first) { idempotency.marked.set() }
+            if case .failure(let error) = confirmed {
+                // The statement ran and its commit failed, or the connection closed before the
+                // commit was known: the write is not known to be in; the client may try again.
+                logger.warning(
+                    "a committing statement's commit was not confirmed",
+                    metadata: ["error": .string(logDescription(of: error))])
+                throw Self.unavailable
+            }
+            if mark != nil { recordMark(in: result, on: idempotency) }
             return result
         }
+    }
+
+    /// The column of a committing statement's rows that says whether it marked the request's
+    /// Idempotency-Key.
+    package static let keyMarkedColumn = "key_marked"
+
+    /// Records that the committed statement marked the key, as its rows say. A statement without
+    /// the column (a programming error: the key is not marked, and a retry after a failure that
+    /// follows the commit would write again) is logged, not thrown: its write is in.
+    private func recordMark(in rows: [PostgresRow], on idempotency: IdempotencyMark) {
+        guard let first = rows.first else { return }
+        let row = first.makeRandomAccess()
+        guard row.contains(Self.keyMarkedColumn), let marked = try? row[Self.keyMarkedColumn].decode(Bool.self) else {
+            logger.error("a committing statement given an Idempotency-Key returned no boolean \(Self.keyMarkedColumn)")
+            return
+        }
+        if marked { idempotency.marked.set() }
     }
 
     /// A queued query's answer, or its failure, once it came.
@@ -160,7 +187,7 @@ package struct Database: Sendable {
     }
 
     /// The request's claim on an Idempotency-Key, for a statement that marks it itself
-    /// (``committingStatement(asUser:_:marked:)``): `app_idempotency_applied(owner, key, claim)`.
+    /// (``committingStatement(asUser:_:)``): `app_idempotency_applied(owner, key, claim)`.
     package struct KeyMark: Sendable {
         package let owner: UUID
         package let key: String
@@ -203,7 +230,7 @@ package struct Database: Sendable {
         if isolation == .repeatableRead {
             try await connection.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", logger: logger)
         }
-        let timeout = Self.statementTimeout
+        let timeout = statementTimeout
         switch scope {
         case .user(let userId):
             // Sets `app.current_user_id` and reads the user's communities once, for every

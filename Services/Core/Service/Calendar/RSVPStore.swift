@@ -112,8 +112,6 @@ struct RSVPStore: Sendable {
                 community: granted.communityId, traceparent: request.traceparent, promoted: promoted,
                 keyMark: keyMark
             ).query
-        } marked: { first in
-            try first.makeRandomAccess()[AnswerStatement.keyMarked].decode(Bool.self)
         }
         // Committed. Any row besides the answer is another answer whose place it changed, and
         // one that got a place has its message in the outbox: the relay sends it now, not at
@@ -315,7 +313,7 @@ struct RSVPStore: Sendable {
 /// promotions it made. That takes the instance's lock, checks that the event's rows are as read,
 /// upserts one answer, places the instance's yeses again and writes a message for each answer it
 /// gave a place. PostgreSQL commits as the statement ends
-/// (``Database/committingStatement(asUser:_:marked:)``), so the lock is held for PostgreSQL's
+/// (``Database/committingStatement(asUser:_:)``), so the lock is held for PostgreSQL's
 /// work alone: a COMMIT's round trip and core's turn to send it ran under it before, and every
 /// other answer to the event waited for them.
 struct AnswerStatement {
@@ -325,8 +323,6 @@ struct AnswerStatement {
         FROM calendar_answer_committing($1, $2, $3, $4, $5, $6, $7, $8::rsvp_status, $9::integer, $10, $11::integer,
                                         $12, $13, $14, $15, $16, $17::integer, $18::jsonb)
         """
-    /// The column that says whether the statement marked the request's Idempotency-Key.
-    static let keyMarked = "key_marked"
     var eventId: UUID
     var recurrenceId: Date?
     var userId: UUID
