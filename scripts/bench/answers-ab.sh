@@ -36,52 +36,9 @@ start_release_stack
 seeded=$(python3 scripts/bench/answers_seed.py "$CONNECTIONS" "$work")
 eval "$seeded"
 wait_for_queues
-for side in old:8093:"$OLD_CORE" new:8092:"$NEW_CORE"; do
-    IFS=: read -r name port binary <<<"$side"
-    ORBITCOVE_HTTP_PORT=$port ORBITCOVE_LOG_LEVEL=warning ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 \
-        ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000000 "$binary" >>".local/logs/core-$name.log" 2>&1 &
-    pids+=($!)
-done
-for port in 8093 8092; do
-    for _ in $(seq 100); do
-        curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && break
-        sleep 0.2
-    done
-    curl -fsS -o /dev/null "http://127.0.0.1:$port/health" || { echo "the core on $port did not start" >&2; exit 1; }
-done
+start_cores old:8093:"$OLD_CORE" new:8092:"$NEW_CORE"
 
-# Each of wrk's two threads takes half the members and goes round them; each member alternates
-# yes and no. SHAPE: one (everyone the last event) or spread (member i event i).
-for shape in one spread; do
-    cat >"$work/$shape.lua" <<LUA
-dofile("$work/tokens.lua")
-local counter = 0
-function setup(thread)
-    thread:set("slice", counter)
-    counter = counter + 1
-end
-function init(args)
-    local per = math.floor(#tokens / 2)
-    first, last = slice * per + 1, slice * per + per
-    next_member, answered = first, {}
-end
-function request()
-    local member = next_member
-    next_member = next_member == last and first or next_member + 1
-    answered[member] = not answered[member]
-    local event = "$shape" == "one" and events[#events] or events[member]
-    local body = answered[member] and '{"status":"yes"}' or '{"status":"no"}'
-    local headers = {["Authorization"] = "Bearer " .. tokens[member], ["Content-Type"] = "application/json"}
-    return wrk.format("POST", "/api/v1/communities/$COMMUNITY/events/" .. event .. "/rsvp", headers, body)
-end
-function done(summary, latency, requests)
-    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
-        + summary.errors.write + summary.errors.timeout
-    io.write(string.format("%.1f %d %.2f\n", summary.requests / (summary.duration / 1e6), errors,
-        latency:percentile(99) / 1000))
-end
-LUA
-done
+write_answers_lua "$work" "$COMMUNITY" 2
 echo "# $(date -u +%FT%TZ) $(nproc) cores; $CONNECTIONS members, wrk -t2 -c$CONNECTIONS straight to each core," \
     "${SECONDS_PER_RUN}s per run"
 
@@ -96,7 +53,7 @@ for round in $(seq "$ROUNDS"); do
             IFS=: read -r name port pid <<<"$side"
             before=$(cpu_ticks "$pid")
             read -r rate errors p99 < <(wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" -s "$work/$shape.lua" \
-                "http://127.0.0.1:$port" | tail -1) || true
+                "http://127.0.0.1:$port" | sed -n 's/^client=.* requests_per_s=\([^ ]*\) errors=\([^ ]*\) .* p99_ms=\([^ ]*\)$/\1 \2 \3/p') || true
             after=$(cpu_ticks "$pid")
             [[ -n ${rate:-} ]] || { echo "wrk printed no result for $shape on $name" >&2; exit 1; }
             awk -v round="$round" -v shape="$shape" -v name="$name" -v rate="$rate" -v errors="$errors" \

@@ -48,50 +48,8 @@ seeded=$(python3 scripts/bench/answers_seed.py "$CONNECTIONS" "$work")
 eval "$seeded"
 wait_for_queues
 
-# wrk's requests, one script per shape (SHAPE replaced below; wrk's done() runs in a Lua state
-# of its own, which sees no argument). Each of wrk's threads takes its own slice of the members
-# and goes round them; each member alternates yes and no.
 threads=2
-cat >"$work/answers.lua.in" <<EOF
-dofile("$work/tokens.lua")
-local counter = 0
-function setup(thread)
-    thread:set("slice", counter)
-    counter = counter + 1
-end
-local shape = "SHAPE"
-local keyed = shape == "spread-keyed"
-local sent = 0
-function init(args)
-    local per = math.floor(#tokens / $threads)
-    first, last = slice * per + 1, slice * per + per
-    next_member, answered = first, {}
-    started = os.time()
-end
-function request()
-    local member = next_member
-    next_member = next_member == last and first or next_member + 1
-    answered[member] = not answered[member]
-    local event = shape == "one" and events[#events] or events[member]
-    local body = answered[member] and '{"status":"yes"}' or '{"status":"no"}'
-    local headers = {["Authorization"] = "Bearer " .. tokens[member], ["Content-Type"] = "application/json"}
-    if keyed then
-        -- A key no earlier run used: this run's start, the thread's slice and a count.
-        sent = sent + 1
-        headers["Idempotency-Key"] = string.format("bench-%s-%d-%d", started, slice, sent)
-    end
-    return wrk.format("POST", "/api/v1/communities/$COMMUNITY/events/" .. event .. "/rsvp", headers, body)
-end
-function done(summary, latency, requests)
-    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
-        + summary.errors.write + summary.errors.timeout
-    io.write(string.format("client=%s requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
-        shape, summary.requests / (summary.duration / 1e6), errors,
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
-end
-EOF
-
-for shape in spread spread-keyed one; do sed "s/SHAPE/$shape/" "$work/answers.lua.in" >"$work/$shape.lua"; done
+write_answers_lua "$work" "$COMMUNITY" "$threads"
 
 # The one-event shape in pgbench, both ways of ending an answer. Client i answers as member i,
 # yes or no at random, the event read as core reads it first.

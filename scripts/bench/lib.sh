@@ -130,3 +130,75 @@ owner_psql() {
 app_psql() {
     PGPASSWORD=orbitcove_app psql -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 55432 -U orbitcove_app orbitcove "$@"
 }
+
+# write_answers_lua DIR COMMUNITY THREADS: wrk's scripts for the answers benchmarks
+# (answers.sh, answers-ab.sh), one per shape, DIR/spread.lua, DIR/spread-keyed.lua and
+# DIR/one.lua, from DIR/tokens.lua (answers_seed.py). Each of wrk's THREADS threads takes its own
+# slice of the members and goes round them; each member alternates yes and no. Each prints one
+# line at the end: client=SHAPE requests_per_s=… errors=… p50_ms=… p99_ms=… (SHAPE is written
+# into each script: wrk's done() runs in a Lua state of its own, which sees no argument).
+write_answers_lua() {
+    cat >"$1/answers.lua.in" <<EOF
+dofile("$1/tokens.lua")
+local counter = 0
+function setup(thread)
+    thread:set("slice", counter)
+    counter = counter + 1
+end
+local shape = "SHAPE"
+local keyed = shape == "spread-keyed"
+local sent = 0
+function init(args)
+    local per = math.floor(#tokens / $3)
+    first, last = slice * per + 1, slice * per + per
+    next_member, answered = first, {}
+    started = os.time()
+end
+function request()
+    local member = next_member
+    next_member = next_member == last and first or next_member + 1
+    answered[member] = not answered[member]
+    local event = shape == "one" and events[#events] or events[member]
+    local body = answered[member] and '{"status":"yes"}' or '{"status":"no"}'
+    local headers = {["Authorization"] = "Bearer " .. tokens[member], ["Content-Type"] = "application/json"}
+    if keyed then
+        -- A key no earlier run used: this run's start, the thread's slice and a count.
+        sent = sent + 1
+        headers["Idempotency-Key"] = string.format("bench-%s-%d-%d", started, slice, sent)
+    end
+    return wrk.format("POST", "/api/v1/communities/$2/events/" .. event .. "/rsvp", headers, body)
+end
+function done(summary, latency, requests)
+    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
+        + summary.errors.write + summary.errors.timeout
+    io.write(string.format("client=%s requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
+        shape, summary.requests / (summary.duration / 1e6), errors,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+EOF
+    local shape
+    for shape in spread spread-keyed one; do sed "s/SHAPE/$shape/" "$1/answers.lua.in" >"$1/$shape.lua"; done
+}
+
+# start_cores NAME:PORT:BINARY ...: starts each BINARY as a core on 127.0.0.1:PORT beside the
+# stack's, against the same servers, with rate limits out of the way (its log
+# .local/logs/core-NAME.log, its pid appended to the caller's array `pids`), and waits until
+# each answers /health. For the scripts that set two builds side by side (window-ab.sh,
+# answers-ab.sh).
+start_cores() {
+    local side name port binary
+    for side in "$@"; do
+        IFS=: read -r name port binary <<<"$side"
+        ORBITCOVE_HTTP_PORT=$port ORBITCOVE_LOG_LEVEL=warning ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 \
+            ORBITCOVE_CORE_WRITES_PER_MINUTE=1000000000 "$binary" >>".local/logs/core-$name.log" 2>&1 &
+        pids+=($!)
+    done
+    for side in "$@"; do
+        IFS=: read -r name port binary <<<"$side"
+        for _ in $(seq 100); do
+            curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && break
+            sleep 0.2
+        done
+        curl -fsS -o /dev/null "http://127.0.0.1:$port/health" || { echo "the core on $port did not start" >&2; exit 1; }
+    done
+}

@@ -41,19 +41,7 @@ TOKEN=$(curl -s -X POST -H 'content-type: application/json' -H 'x-real-ip: 10.78
     python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["accessToken"])')
 WINDOW_PATH="/api/v1/communities/$COMMUNITY/events?from=$FROM&to=$TO"
 
-for side in old:8093:"$OLD_CORE" new:8092:"$NEW_CORE"; do
-    IFS=: read -r name port binary <<<"$side"
-    ORBITCOVE_HTTP_PORT=$port ORBITCOVE_LOG_LEVEL=warning ORBITCOVE_CORE_READS_PER_MINUTE=1000000000 \
-        "$binary" >>".local/logs/core-$name.log" 2>&1 &
-    pids+=($!)
-done
-for port in 8093 8092; do
-    for _ in $(seq 100); do
-        curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && break
-        sleep 0.2
-    done
-    curl -fsS -o /dev/null "http://127.0.0.1:$port/health" || { echo "the core on $port did not start" >&2; exit 1; }
-done
+start_cores old:8093:"$OLD_CORE" new:8092:"$NEW_CORE"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"; stop_release_stack' EXIT
