@@ -123,7 +123,7 @@ package final class OutboxRelay: Service, Sendable {
         let refused = rows.map(\.id).filter { !confirmed.contains($0) }
         try await Self.completing {
             try await self.markPublished(Array(confirmed))
-            if !refused.isEmpty { try await self.release(refused, error: "not confirmed by the broker") }
+            if !refused.isEmpty { try await self.holdBack(refused, error: "not confirmed by the broker") }
         }
         published.increment(by: confirmed.count)
         return rows.count
@@ -247,6 +247,23 @@ package final class OutboxRelay: Service, Sendable {
         guard !ids.isEmpty else { return }
         try await database.systemQuery(
             "UPDATE outbox SET published_at = NOW(), claimed_until = NULL, last_error = NULL WHERE id = ANY(\(ids))")
+    }
+
+    /// Releases rows the broker refused (a nack, as a queue at its length limit gives with
+    /// `x-overflow: reject-publish`, or a return, unroutable) for a later attempt: each is held
+    /// back for 5 s, doubling with each attempt up to a minute. Released at once, they were
+    /// claimed again by the same loop that had just counted them as claimed, and published and
+    /// refused again, for as long as the broker refused: a core's worth of CPU (probe 18). A held
+    /// row keeps its community's later rows waiting, as one in flight does, so a community's
+    /// messages still go in order.
+    private func holdBack(_ ids: [UUID], error: String) async throws {
+        try await database.systemQuery(
+            """
+            UPDATE outbox
+            SET claimed_until = NOW() + make_interval(secs => least(60, 5 * power(2, least(attempts - 1, 4)))),
+                last_error = \(error)
+            WHERE id = ANY(\(ids))
+            """)
     }
 
     private func release(_ ids: [UUID], error: String) async throws {
