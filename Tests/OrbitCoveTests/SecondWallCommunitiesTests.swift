@@ -119,6 +119,104 @@ import Testing
         }
     }
 
+    /// The members page is one statement that enters as its reader (`app_members_page`,
+    /// migration 0083): for every reader and community, first page and after a cursor, it must
+    /// answer exactly what a transaction entered as that reader reads with the same query, leave
+    /// nothing of the reader on the connection, and refuse an absent reader or half a cursor.
+    @Test func theMembersPageIsWhatTheWallShows() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben, eve) = (
+                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
+            )
+            let tigers = try await api.community(by: ada)
+            let lions = try await api.community(by: eve)
+            let closed = try await api.community(by: ada)
+            try await api.join(ben, tigers, invitedBy: ada)
+            try await api.join(eve, tigers, invitedBy: ada)
+            try await api.join(ben, lions, invitedBy: eve)
+            #expect(try await api.call(.post, "/api/v1/communities/\(lions.id)/leave", as: ben).status == .noContent)
+            #expect(try await api.call(.delete, "/api/v1/communities/\(closed.id)", as: ada).status == .noContent)
+            try await withTestDatabase { db in
+                let nobody = UUID()
+                var seen = 0
+                for user in [ada.id, ben.id, eve.id, nobody] {
+                    for community in [tigers.id, lions.id, closed.id, UUID()] {
+                        let walled = try await Self.refusedOr {
+                            try await db.transaction(userId: user) { connection in
+                                try await Self.members(
+                                    try await connection.query(
+                                        """
+                                        SELECT m.user_id, m.joined_at, m.id FROM members m
+                                        JOIN users u ON u.id = m.user_id JOIN communities c ON c.id = m.community_id
+                                        WHERE m.community_id = \(community) AND m.left_at IS NULL
+                                        ORDER BY m.joined_at, m.id
+                                        """, logger: TestEnvironment.logger))
+                            }
+                        }
+                        let page = try await Self.refusedOr {
+                            try await db.withConnection { connection in
+                                let members = try await Self.members(
+                                    try await connection.query(
+                                        """
+                                        SELECT user_id, joined_at, id
+                                        FROM app_members_page(\(user), \(community), NULL, NULL, 50)
+                                        """, logger: TestEnvironment.logger))
+                                // The entry ended with the statement.
+                                let left = try await connection.query(
+                                    "SELECT coalesce(current_setting('app.current_user_id', true), '')",
+                                    logger: TestEnvironment.logger
+                                ).collect().first?.decode(String.self)
+                                #expect(left == "")
+                                return members
+                            }
+                        }
+                        #expect(page == walled, "user \(user), community \(community)")
+                        if user == nobody { #expect(walled == ["refused: OCA01"]) }
+                        if user != nobody { seen += walled.count }
+                        // After the first member's cursor: the rest, in the same order.
+                        guard walled.count > 1 else { continue }
+                        let rest = try await db.withConnection { connection in
+                            try await Self.members(
+                                try await connection.query(
+                                    """
+                                    SELECT rest.user_id, rest.joined_at, rest.id
+                                    FROM app_members_page(\(user), \(community), NULL, NULL, 1) AS first,
+                                         LATERAL app_members_page(\(user), \(community), first.joined_at, first.id, 50) AS rest
+                                    """, logger: TestEnvironment.logger))
+                        }
+                        #expect(rest == Array(walled.dropFirst()))
+                    }
+                }
+                // The Tigers' three to each of them, the Lions' one to Eve, and the deleted
+                // community's one to Ada, who may still restore it.
+                #expect(seen == 11)
+                let refusals: [(PostgresQuery, String)] = [
+                    ("SELECT * FROM app_members_page(NULL, \(tigers.id), NULL, NULL, 5)", "22004"),
+                    ("SELECT * FROM app_members_page(\(ada.id), \(tigers.id), now(), NULL, 5)", "22023"),
+                ]
+                for (sql, state) in refusals {
+                    let refused = try await db.withConnection { connection -> String? in
+                        do {
+                            _ = try await connection.query(sql, logger: TestEnvironment.logger).collect()
+                            return nil
+                        } catch let error as PSQLError {
+                            return error.serverInfo?[.sqlState]
+                        }
+                    }
+                    #expect(refused == state, "\(sql.sql)")
+                }
+            }
+        }
+    }
+
+    static func members(_ rows: PostgresRowSequence) async throws -> [String] {
+        var members: [String] = []
+        for try await (user, joined, id) in rows.decode((UUID, Date, UUID).self) {
+            members.append("\(user) \(joined.timeIntervalSince1970) \(id)")
+        }
+        return members
+    }
+
     /// The list was read for one user: a transaction that then names another user by hand
     /// sees that user's communities, never the first one's.
     @Test func theCommunitiesReadBelongToTheUserTheyWereReadFor() async throws {

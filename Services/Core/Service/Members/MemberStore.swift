@@ -15,25 +15,20 @@ struct MemberStore: Sendable {
     let departed: DepartedAnswers
     let logger: Logger
 
-    /// Oldest members first (the creator leads).
-    static let order = Keyset(.oldestFirst, time: "m.joined_at", id: "m.id")
-
+    /// One statement that enters as the viewer itself (`app_members_page`, migration 0083): one
+    /// round trip where a transaction entered as the viewer takes four. Row-level security holds
+    /// the page to the viewer's communities, as it would in that transaction.
     func members(
         of communityId: UUID, viewer: UUID, page: PageRequest
     ) async throws -> [(CommunityMember, PageCursor)] {
-        try await database.transaction(userId: viewer) { connection in
-            let rows =
-                if let cursor = page.cursor {
-                    try await connection.query(
-                        MembersPageAfter(
-                            communityId: communityId, after: cursor.exactCreatedAt, afterId: cursor.id,
-                            limit: page.fetchLimit), logger: logger)
-                } else {
-                    try await connection.query(
-                        MembersPage(communityId: communityId, limit: page.fetchLimit), logger: logger)
-                }
+        let statement = MembersPage(
+            viewer: viewer, communityId: communityId, after: page.cursor?.exactCreatedAt, afterId: page.cursor?.id,
+            limit: page.fetchLimit)
+        return try await database.withConnection { connection in
             var members: [(CommunityMember, PageCursor)] = []
-            for try await row in rows { members.append(try Self.read(row)) }
+            for try await row in try await connection.query(statement, logger: logger) {
+                members.append(try Self.read(row))
+            }
             return members
         }
     }
@@ -169,7 +164,7 @@ struct MemberStore: Sendable {
         FROM members m JOIN users u ON u.id = m.user_id JOIN communities c ON c.id = m.community_id
         """
 
-    /// The member, and its position in ``order``.
+    /// The member, and its position in the members' order (``MembersPage``).
     static func read(_ row: PostgresRow) throws -> (CommunityMember, PageCursor) {
         var cells = RowReader(row)
         let userId: UUID = try cells.next("user_id")
@@ -239,38 +234,20 @@ struct MemberStore: Sendable {
     }
 }
 
-/// A community's members page, the first and those after a cursor: prepared once per
-/// connection (the list every member opens), in ``MemberStore/order``.
+/// A page of members as the viewer sees them, oldest first (by `joined_at`, then `id`), after the
+/// cursor's member if there is one: one statement that enters as the viewer (migration 0083),
+/// prepared once per connection (the list every member opens).
 struct MembersPage: PreparedRows {
-    static let sql = """
-        SELECT \(MemberStore.columns) \(MemberStore.tables)
-        WHERE m.community_id = $1 AND m.left_at IS NULL
-        \(MemberStore.order.clause(afterParameter: nil, limitParameter: 2))
-        """
+    static let sql = "SELECT * FROM app_members_page($1, $2, $3::timestamptz, $4::uuid, $5::integer)"
+    var viewer: UUID
     var communityId: UUID
+    var after: ExactTimestamp?
+    var afterId: UUID?
     var limit: Int
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 2)
-        bindings.append(communityId)
-        bindings.append(limit)
-        return bindings
-    }
-}
-
-struct MembersPageAfter: PreparedRows {
-    static let sql = """
-        SELECT \(MemberStore.columns) \(MemberStore.tables)
-        WHERE m.community_id = $1 AND m.left_at IS NULL
-        \(MemberStore.order.clause(afterParameter: 2, limitParameter: 4))
-        """
-    var communityId: UUID
-    var after: ExactTimestamp
-    var afterId: UUID
-    var limit: Int
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 4)
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(viewer)
         bindings.append(communityId)
         bindings.append(after)
         bindings.append(afterId)
