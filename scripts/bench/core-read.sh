@@ -26,15 +26,16 @@
 #             (ORBITCOVE_CORE_CACHE_SECONDS=0): the same two requests, each from PostgreSQL;
 #   pgbench:  the uncached reads' reference: the statements core runs for those two requests
 #             (scripts/bench/core-reads-service.sql: each gate's one-statement read, then the
-#             members page in a transaction entered as the member, RLS on), -M prepared as core
-#             prepares them; one pgbench transaction is the two requests, so its rate counts
+#             members page as one statement that enters as the member, RLS on), -M prepared as
+#             core prepares them; one pgbench transaction is the two requests, so its rate counts
 #             twice. pgbench-extended: the same, planned every time (-M extended);
 #   postgresnio-prepared, postgresnio-extended: the same script through PostgresNIO, the
 #             driver core uses (orbitcove-sql-bench: one held connection per client, every row
 #             read), so "uncached / pgbench" splits into what the driver reaches and what the
 #             service adds on top;
 #   pgbench-bypass: the same statements as the schema owner, which row-level security does
-#             not apply to, with app.current_user_id set alone (no wall work at all): the
+#             not apply to, the members page's function without its entry (no wall work at
+#             all): the
 #             summary's "pgbench-bypass / pgbench" is what the second wall costs (goal: at most
 #             1.5).
 # Goals: http at least 0.75 of static (proxied printed beside it); uncached at least 0.75 of
@@ -57,7 +58,9 @@ work=$(mktemp -d)
 uncached=
 floors=()
 static_nginx=
+bypassed=
 stop_helpers() {
+    if [[ -n $bypassed ]]; then owner_psql -c "DROP FUNCTION IF EXISTS bench_members_page_bypassed" || true; fi
     if [[ -n $uncached ]]; then kill -TERM "$uncached" 2>/dev/null && wait "$uncached" 2>/dev/null || true; fi
     for floor in "${floors[@]}"; do kill -TERM "$floor" 2>/dev/null && wait "$floor" 2>/dev/null || true; done
     if [[ -n $static_nginx ]]; then nginx -p "$work/static/" -c "$work/static/nginx.conf" -s quit 2>/dev/null || true; fi
@@ -172,9 +175,18 @@ for client in warm http static proxied hummingbird plumbing uncached; do sed "s/
 # The reads, and the same reads where nothing resolves the caller's communities: what they
 # cost without the wall.
 cp scripts/bench/core-reads-service.sql "$work/reads.sql"
-sed "s/SELECT app_enter_as_user(:user_id), /SELECT set_config('app.current_user_id', :user_id, true), /" \
-    "$work/reads.sql" >"$work/reads-bypass.sql"
-grep -q "set_config('app.current_user_id'" "$work/reads-bypass.sql" || { echo "no entry to bypass" >&2; exit 1; }
+# The bypassed read: the members page's own function without its entry (app_enter_as_user),
+# made from its definition for the run and called as the schema owner, whom row-level security
+# does not apply to: the same statements and plans with no wall work (dropped at the end).
+owner_psql -c "SELECT pg_get_functiondef('app_members_page'::regproc)" |
+    sed 's/app_members_page/bench_members_page_bypassed/g; /PERFORM app_enter_as_user(/d' >"$work/bypassed.sql"
+if grep -q "app_enter_as_user(" "$work/bypassed.sql" || ! grep -q "bench_members_page_bypassed" "$work/bypassed.sql"; then
+    echo "the members page's function is not what the bypassed read expects" >&2
+    exit 1
+fi
+owner_psql -v ON_ERROR_STOP=1 -f "$work/bypassed.sql"
+bypassed=yes
+sed 's/app_members_page/bench_members_page_bypassed/' "$work/reads.sql" >"$work/reads-bypass.sql"
 SQL_BENCH="$BIN/orbitcove-sql-bench"
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3)," \
