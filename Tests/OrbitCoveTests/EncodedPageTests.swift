@@ -137,4 +137,25 @@ import Testing
         #expect(memberships.value(of: "{}") == .init(role: nil))
         #expect(memberships.count == 3)
     }
+
+    /// A community's settings, as every read of its row decodes them (`CommunityRecord.settings`):
+    /// what decoding the text gives, the first time and when remembered; a text that is not
+    /// settings still fails.
+    @Test func aCommunitysSettingsAreWhatDecodingThemGives() throws {
+        var changed = CommunitySettings.default
+        changed.timezone = "Europe/Berlin"
+        changed.duesReminderDays = [-3, 1, 7]
+        let texts = [
+            "{}", #"{"timezone":"America/New_York"}"#,
+            String(decoding: try JSONCoding.encoder.encode(CommunitySettings.default), as: UTF8.self),
+            String(decoding: try JSONCoding.encoder.encode(changed), as: UTF8.self),
+        ]
+        for text in texts + texts {
+            let decoded = try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(text.utf8))
+            #expect(try CommunityRecord.settings(text) == decoded, "\(text)")
+        }
+        #expect(try CommunityRecord.settings(texts[3]).timezone == "Europe/Berlin")
+        #expect(throws: DecodingError.self) { try CommunityRecord.settings("[1]") }
+        #expect(throws: DecodingError.self) { try CommunityRecord.settings(#"{"timezone":7}"#) }
+    }
 }

@@ -44,6 +44,18 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
                 AND cm.left_at IS NULL AND cm.role = 'admin') AS creator_is_admin
         """
 
+    /// Settings decoded once per distinct text (``DecodedTexts``): every read of a community from
+    /// the database decodes them (each uncached request's gate), they change rarely, and most
+    /// communities share the defaults. `JSONDecoder` on them was 2–3 % of core's CPU on uncached
+    /// reads (BENCHMARKS.md, "The hot read path", 2026-12-01).
+    private static let knownSettings = DecodedTexts<CommunitySettings>()
+
+    /// The settings `text` holds; a text that is not settings throws `JSONDecoder`'s reason.
+    package static func settings(_ text: String) throws -> CommunitySettings {
+        if let known = knownSettings.value(of: text) { return known }
+        return try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(text.utf8))
+    }
+
     /// Reads ``columns`` from `cells`, leaving it at the next column.
     package static func read(_ cells: inout RowReader) throws -> CommunityRecord {
         let id: UUID = try cells.next("id")
@@ -59,7 +71,7 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
             id: id, name: name, description: description, iconUrl: iconUrl, iconMediaId: iconMediaId,
             createdBy: createdBy,
             memberCount: memberCount, subscriptionStatus: SubscriptionStatus(rawValue: subscriptionStatus) ?? .free,
-            settings: try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(settings.utf8)),
+            settings: try Self.settings(settings),
             createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at"),
             deletedAt: try cells.next("deleted_at"), creatorIsAdmin: try cells.next("creator_is_admin"))
     }
