@@ -138,9 +138,10 @@ import Testing
         #expect(memberships.count == 3)
     }
 
-    /// A community's settings, as every read of its row decodes them (`CommunityRecord.settings`):
-    /// what decoding the text gives, the first time and when remembered; a text that is not
-    /// settings still fails.
+    /// A community's settings, as the gate decodes them from its rows
+    /// (`CommunityRecord.settings(_:remembered:)`): what decoding the text gives, the first time
+    /// and when remembered, each distinct text remembered once; a text that is not settings
+    /// still fails, and is not remembered.
     @Test func aCommunitysSettingsAreWhatDecodingThemGives() throws {
         var changed = CommunitySettings.default
         changed.timezone = "Europe/Berlin"
@@ -150,12 +151,16 @@ import Testing
             String(decoding: try JSONCoding.encoder.encode(CommunitySettings.default), as: UTF8.self),
             String(decoding: try JSONCoding.encoder.encode(changed), as: UTF8.self),
         ]
+        let remembered = DecodedTexts<CommunitySettings>()
         for text in texts + texts {
             let decoded = try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(text.utf8))
+            #expect(try CommunityRecord.settings(text, remembered: remembered) == decoded, "\(text)")
             #expect(try CommunityRecord.settings(text) == decoded, "\(text)")
         }
-        #expect(try CommunityRecord.settings(texts[3]).timezone == "Europe/Berlin")
-        #expect(throws: DecodingError.self) { try CommunityRecord.settings("[1]") }
-        #expect(throws: DecodingError.self) { try CommunityRecord.settings(#"{"timezone":7}"#) }
+        #expect(remembered.count == texts.count)
+        #expect(try CommunityRecord.settings(texts[3], remembered: remembered).timezone == "Europe/Berlin")
+        #expect(throws: DecodingError.self) { try CommunityRecord.settings("[1]", remembered: remembered) }
+        #expect(throws: DecodingError.self) { try CommunityRecord.settings(#"{"timezone":7}"#, remembered: remembered) }
+        #expect(remembered.count == texts.count)
     }
 }

@@ -190,20 +190,44 @@ import Testing
                 // The Tigers' three to each of them, the Lions' one to Eve, and the deleted
                 // community's one to Ada, who may still restore it.
                 #expect(seen == 11)
-                let refusals: [(PostgresQuery, String)] = [
-                    ("SELECT * FROM app_members_page(NULL, \(tigers.id), NULL, NULL, 5)", "22004"),
-                    ("SELECT * FROM app_members_page(\(ada.id), \(tigers.id), now(), NULL, 5)", "22023"),
+                let page: (UUID) -> PostgresQuery = { viewer in
+                    "SELECT * FROM app_members_page(\(viewer), \(tigers.id), NULL, NULL, 5)"
+                }
+                // Outside a transaction, and inside one: as the system, or entered as another
+                // user, it refuses; inside the viewer's own it reads.
+                let refusals: [(String, Database.AccessScope?, PostgresQuery, String?)] = [
+                    ("no reader", nil, "SELECT * FROM app_members_page(NULL, \(tigers.id), NULL, NULL, 5)", "22004"),
+                    (
+                        "no size", nil, "SELECT * FROM app_members_page(\(ada.id), \(tigers.id), NULL, NULL, NULL)",
+                        "22004"
+                    ),
+                    (
+                        "half a cursor", nil, "SELECT * FROM app_members_page(\(ada.id), \(tigers.id), now(), NULL, 5)",
+                        "22023"
+                    ),
+                    ("as the system", .system, page(ada.id), "42501"),
+                    ("entered as another", .user(ben.id), page(ada.id), "42501"),
+                    ("entered as the viewer", .user(ada.id), page(ada.id), nil),
                 ]
-                for (sql, state) in refusals {
-                    let refused = try await db.withConnection { connection -> String? in
-                        do {
-                            _ = try await connection.query(sql, logger: TestEnvironment.logger).collect()
-                            return nil
-                        } catch let error as PSQLError {
-                            return error.serverInfo?[.sqlState]
-                        }
+                for (name, scope, sql, state) in refusals {
+                    let refused: String?
+                    do {
+                        let rows =
+                            if let scope {
+                                try await db.transaction(scope: scope) { connection in
+                                    try await connection.query(sql, logger: TestEnvironment.logger).collect()
+                                }
+                            } else {
+                                try await db.withConnection { connection in
+                                    try await connection.query(sql, logger: TestEnvironment.logger).collect()
+                                }
+                            }
+                        #expect(rows.count == 3, "\(name)")
+                        refused = nil
+                    } catch let error as PSQLError {
+                        refused = error.serverInfo?[.sqlState]
                     }
-                    #expect(refused == state, "\(sql.sql)")
+                    #expect(refused == state, "\(name)")
                 }
             }
         }

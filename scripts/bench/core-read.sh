@@ -35,9 +35,8 @@
 #             service adds on top;
 #   pgbench-bypass: the same statements as the schema owner, which row-level security does
 #             not apply to, the members page's function without its entry (no wall work at
-#             all): the
-#             summary's "pgbench-bypass / pgbench" is what the second wall costs (goal: at most
-#             1.5).
+#             all): the summary's "pgbench-bypass / pgbench" is what the second wall costs
+#             (goal: at most 1.5).
 # Goals: http at least 0.75 of static (proxied printed beside it); uncached at least 0.75 of
 # pgbench.
 # Beside each run's rate, a `cpu=` line: the milliseconds of CPU each part of the stack (core,

@@ -1,7 +1,8 @@
--- The statements of CommunityAccess.fetch and MemberStore.members, each in its transaction
--- with the caller's user id, as Database.transaction(userId:) runs them (pgbench variables
--- :user_id and :community). Run by scripts/bench/core-read.sh and second-wall.sh; their
--- bypassed runs swap app_enter_as_user for set_config('app.current_user_id', ...).
+-- The statements of the core read benchmark's two requests as core ran them before migration
+-- 0028 (the gate's community read and the members page, each in a transaction entered as the
+-- caller; pgbench variables :user_id and :community), kept as they were for
+-- scripts/bench/second-wall.sh, whose bypassed run swaps app_enter_as_user for
+-- set_config('app.current_user_id', ...). What core runs now is core-reads-service.sql.
 BEGIN;
 SELECT app_enter_as_user(:user_id);
 SELECT c.id, c.name, c.description, c.icon_url, c.created_by, c.member_count, c.subscription_status::text,

@@ -30,15 +30,16 @@ CONNECTIONS=${5:-16}
 MEMBERS=${6:-20}
 [[ -x $OLD_CORE && -x $NEW_CORE ]] || { echo "both cores must be executables: $OLD_CORE $NEW_CORE" >&2; exit 1; }
 
-work=$(mktemp -d)
+work=
 pids=()
 stop_helpers() {
     ((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null || true
-    rm -rf "$work"
+    if [[ -n $work ]]; then rm -rf "$work"; fi
 }
 # shellcheck source=scripts/bench/lib.sh
 source scripts/bench/lib.sh
 start_release_stack
+work=$(mktemp -d)
 
 eval "$(python3 scripts/bench/core_read_seed.py "$MEMBERS")"
 community_path=/api/v1/communities/$COMMUNITY

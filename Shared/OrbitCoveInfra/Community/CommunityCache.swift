@@ -26,6 +26,10 @@ package struct CommunityCache: Sendable {
     private let pending = PendingInvalidations()
     private let records = DecodedTexts<CommunityRecord>()
     private let memberships = DecodedTexts<CachedMembership>()
+    /// Settings as the gate reads them from PostgreSQL on a miss: they change rarely and most
+    /// communities share the defaults, and `JSONDecoder` on them was 2–3 % of core's CPU on
+    /// uncached reads (BENCHMARKS.md, "The hot read path", 2026-12-01).
+    package let settingsTexts = DecodedTexts<CommunitySettings>(capacity: 256)
 
     package init(redis: RedisClient, ttlSeconds: Int, logger: Logger) {
         self.redis = redis

@@ -124,7 +124,7 @@ package struct CommunityGate: Sendable {
                 CommunityStanding(communityId: communityId, userId: userId), logger: logger)
             for try await row in rows {
                 var cells = RowReader(row)
-                let record = try CommunityRecord.read(&cells)
+                let record = try CommunityRecord.read(&cells, settingsTexts: cache.settingsTexts)
                 let role: String? = try cells.next("role")
                 return Loaded(record: record, role: role.flatMap(MemberRole.init(rawValue:)))
             }

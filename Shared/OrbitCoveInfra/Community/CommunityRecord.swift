@@ -44,20 +44,21 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
                 AND cm.left_at IS NULL AND cm.role = 'admin') AS creator_is_admin
         """
 
-    /// Settings decoded once per distinct text (``DecodedTexts``): every read of a community from
-    /// the database decodes them (each uncached request's gate), they change rarely, and most
-    /// communities share the defaults. `JSONDecoder` on them was 2–3 % of core's CPU on uncached
-    /// reads (BENCHMARKS.md, "The hot read path", 2026-12-01).
-    private static let knownSettings = DecodedTexts<CommunitySettings>()
-
-    /// The settings `text` holds; a text that is not settings throws `JSONDecoder`'s reason.
-    package static func settings(_ text: String) throws -> CommunitySettings {
-        if let known = knownSettings.value(of: text) { return known }
+    /// The settings `text` holds, from `remembered` when it has decoded that text before (the
+    /// gate passes its cache's, ``CommunityCache/settingsTexts``); a text that is not settings
+    /// throws `JSONDecoder`'s reason.
+    package static func settings(
+        _ text: String, remembered: DecodedTexts<CommunitySettings>? = nil
+    ) throws -> CommunitySettings {
+        if let known = remembered?.value(of: text) { return known }
         return try JSONCoding.decoder.decode(CommunitySettings.self, from: Data(text.utf8))
     }
 
-    /// Reads ``columns`` from `cells`, leaving it at the next column.
-    package static func read(_ cells: inout RowReader) throws -> CommunityRecord {
+    /// Reads ``columns`` from `cells`, leaving it at the next column; the settings from
+    /// `settingsTexts` if given (``settings(_:remembered:)``).
+    package static func read(
+        _ cells: inout RowReader, settingsTexts: DecodedTexts<CommunitySettings>? = nil
+    ) throws -> CommunityRecord {
         let id: UUID = try cells.next("id")
         let name: String = try cells.next("name")
         let description: String? = try cells.next("description")
@@ -71,7 +72,7 @@ package struct CommunityRecord: Codable, Sendable, Equatable {
             id: id, name: name, description: description, iconUrl: iconUrl, iconMediaId: iconMediaId,
             createdBy: createdBy,
             memberCount: memberCount, subscriptionStatus: SubscriptionStatus(rawValue: subscriptionStatus) ?? .free,
-            settings: try Self.settings(settings),
+            settings: try Self.settings(settings, remembered: settingsTexts),
             createdAt: try cells.next("created_at"), updatedAt: try cells.next("updated_at"),
             deletedAt: try cells.next("deleted_at"), creatorIsAdmin: try cells.next("creator_is_admin"))
     }

@@ -9,7 +9,8 @@
 -- sets what every policy compares against). A statement outside a transaction is its own, so
 -- what the entry sets ends with it (`set_config(…, true)`), as it does for
 -- `calendar_answer_committing` (0082). Each branch's query is planned and kept per connection, as
--- a prepared statement's is. `after_joined` and `after_id` (both or neither) are the keyset
+-- a prepared statement's is. Called inside a transaction, it refuses one that acts for the
+-- system or for another user. `after_joined` and `after_id` (both or neither) are the keyset
 -- cursor: the members after that one, oldest first, by `joined_at`, then `id`.
 CREATE FUNCTION app_members_page(
     viewer UUID, community UUID, after_joined TIMESTAMP WITH TIME ZONE, after_id UUID, page_size INTEGER
@@ -22,8 +23,14 @@ LANGUAGE plpgsql SET search_path = public AS $$
 #variable_conflict use_column
 BEGIN
     -- `app_enter_as_user` is STRICT: given no one, it would enter no one.
-    IF viewer IS NULL THEN
-        RAISE EXCEPTION 'a page of members needs its reader' USING ERRCODE = '22004';
+    IF viewer IS NULL OR page_size IS NULL THEN
+        RAISE EXCEPTION 'a page of members needs its reader and its size' USING ERRCODE = '22004';
+    END IF;
+    -- Made to be its own transaction. Inside another it must not read as the system (every
+    -- policy would pass) nor turn a transaction entered as someone else into the viewer's.
+    IF (SELECT app_is_system())
+       OR coalesce(current_setting('app.current_user_id', true), '') NOT IN ('', viewer::TEXT) THEN
+        RAISE EXCEPTION 'a page of members is read as its reader alone' USING ERRCODE = '42501';
     END IF;
     IF (after_joined IS NULL) <> (after_id IS NULL) THEN
         RAISE EXCEPTION 'a cursor is a time and an id' USING ERRCODE = '22023';

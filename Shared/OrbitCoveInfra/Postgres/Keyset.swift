@@ -58,14 +58,3 @@ extension PostgresQuery.StringInterpolation {
         appendInterpolation(page.fetchLimit)
     }
 }
-
-extension Keyset {
-    /// The end of a prepared statement's query, as ``PostgresQuery/StringInterpolation/appendInterpolation(page:in:)``
-    /// writes it for an unnamed one: after the cursor given as parameters `$after` (time) and
-    /// `$after + 1` (id), when there is one, in the keyset's order, at most `$limit` rows.
-    package func clause(afterParameter after: Int?, limitParameter limit: Int) -> String {
-        let (comparison, order) = sql
-        let past = after.map { "AND (\(time), \(id)) \(comparison) ($\($0), $\($0 + 1))\n" } ?? ""
-        return past + "ORDER BY \(time) \(order), \(id) \(order)\nLIMIT $\(limit)"
-    }
-}

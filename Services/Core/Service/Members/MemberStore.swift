@@ -155,7 +155,9 @@ struct MemberStore: Sendable {
         }
     }
 
-    /// A member row as ``read(_:)`` reads it (constants, written with `\(unescaped:)`).
+    /// A member row as ``read(_:)`` reads it (constants, written with `\(unescaped:)`). The
+    /// members page returns the same columns from `app_members_page` (migration 0083): a column
+    /// added here needs a new version of that function too.
     static let columns = """
         m.user_id, u.display_name, u.avatar_url, m.nickname, m.role::text, m.user_id = c.created_by AS is_creator,
         m.joined_at, m.id
