@@ -1,6 +1,7 @@
 import CoreService
 import Foundation
 import OrbitCoveInfra
+import OrbitCoveModels
 import PostgresNIO
 import Testing
 
@@ -58,22 +59,33 @@ import Testing
         return standings
     }
 
+    /// Who the pair-by-pair tests below read as, and what: Ada's Tigers (Ben and Eve members),
+    /// Eve's Lions (Ben joined and left), and a community Ada made and deleted.
+    static func cast(
+        _ api: CoreHarness
+    ) async throws -> (
+        ada: CoreHarness.Person, ben: CoreHarness.Person, eve: CoreHarness.Person,
+        tigers: Community, lions: Community, closed: Community
+    ) {
+        let (ada, ben, eve) = (try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve"))
+        let tigers = try await api.community(by: ada)
+        let lions = try await api.community(by: eve)
+        let closed = try await api.community(by: ada)
+        try await api.join(ben, tigers, invitedBy: ada)
+        try await api.join(eve, tigers, invitedBy: ada)
+        try await api.join(ben, lions, invitedBy: eve)
+        #expect(try await api.call(.post, "/api/v1/communities/\(lions.id)/leave", as: ben).status == .noContent)
+        #expect(try await api.call(.delete, "/api/v1/communities/\(closed.id)", as: ada).status == .noContent)
+        return (ada, ben, eve, tigers, lions, closed)
+    }
+
     /// The gate reads a caller's standing outside a transaction, through
     /// `app_community_standing` (migration 0028): for every pair of user and community it must
     /// answer exactly what a transaction entered as that user sees of the community and of the
     /// user's own membership row: a member, one who left, an outsider, a deleted community.
     @Test func theGatesStandingIsWhatTheWallShows() async throws {
         try await CoreHarness.run { api in
-            let (ada, ben, eve) = (
-                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
-            )
-            let tigers = try await api.community(by: ada)
-            let lions = try await api.community(by: eve)
-            let closed = try await api.community(by: ada)
-            try await api.join(ben, tigers, invitedBy: ada)
-            try await api.join(ben, lions, invitedBy: eve)
-            #expect(try await api.call(.post, "/api/v1/communities/\(lions.id)/leave", as: ben).status == .noContent)
-            #expect(try await api.call(.delete, "/api/v1/communities/\(closed.id)", as: ada).status == .noContent)
+            let (ada, ben, eve, tigers, lions, closed) = try await Self.cast(api)
             try await withTestDatabase { db in
                 // An id with no account: both refuse it (migration 0081).
                 let nobody = UUID()
@@ -103,8 +115,8 @@ import Testing
                         if user == nobody { #expect(walled == ["refused: OCA01"]) }
                     }
                 }
-                // The pairs that must be visible are: Ada in both of hers (one deleted), Ben in
-                // the Tigers, Eve in the Lions.
+                // The pairs that must be visible are: Ada in both of hers (one deleted), Ben and
+                // Eve in the Tigers, Eve in the Lions.
                 let visible = try await db.withConnection { connection in
                     let rows = try await connection.query(
                         """
@@ -114,7 +126,7 @@ import Testing
                         """, logger: TestEnvironment.logger)
                     return try await rows.collect()
                 }
-                #expect(visible.count == 4)
+                #expect(visible.count == 5)
             }
         }
     }
@@ -125,17 +137,7 @@ import Testing
     /// nothing of the reader on the connection, and refuse an absent reader or half a cursor.
     @Test func theMembersPageIsWhatTheWallShows() async throws {
         try await CoreHarness.run { api in
-            let (ada, ben, eve) = (
-                try await api.signIn("Ada"), try await api.signIn("Ben"), try await api.signIn("Eve")
-            )
-            let tigers = try await api.community(by: ada)
-            let lions = try await api.community(by: eve)
-            let closed = try await api.community(by: ada)
-            try await api.join(ben, tigers, invitedBy: ada)
-            try await api.join(eve, tigers, invitedBy: ada)
-            try await api.join(ben, lions, invitedBy: eve)
-            #expect(try await api.call(.post, "/api/v1/communities/\(lions.id)/leave", as: ben).status == .noContent)
-            #expect(try await api.call(.delete, "/api/v1/communities/\(closed.id)", as: ada).status == .noContent)
+            let (ada, ben, eve, tigers, lions, closed) = try await Self.cast(api)
             try await withTestDatabase { db in
                 let nobody = UUID()
                 var seen = 0
