@@ -135,22 +135,11 @@ WHERE c.event_id = ANY(:ids::uuid[])
 COMMIT;
 SQL
 
-report() {
-    cat <<LUA
-done = function(summary, latency, requests)
-    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
-        + summary.errors.write + summary.errors.timeout
-    io.write(string.format("client=$1 requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
-        summary.requests / (summary.duration / 1e6), errors,
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
-end
-LUA
-}
 WINDOW_PATH="/api/v1/communities/$COMMUNITY/events?from=$FROM&to=$TO"
 {
     echo "wrk.headers[\"Authorization\"] = \"Bearer $TOKEN\""
     echo "wrk.path = \"$WINDOW_PATH\""
-    report window
+    wrk_report window
 } >"$work/window.lua"
 sed 's/client=window/client=window-core/' "$work/window.lua" >"$work/window-core.lua"
 sed 's/client=window/client=window-answered/' "$work/window.lua" >"$work/window-answered.lua"
@@ -163,7 +152,7 @@ ETAG=$(curl -s -D - -o "$work/feed.ics" "http://127.0.0.1:8080$FEED" | awk 'tolo
 {
     echo "wrk.headers[\"If-None-Match\"] = '$ETAG'"
     echo "wrk.path = \"$FEED\""
-    report feed-304
+    wrk_report feed-304
 } >"$work/feed.lua"
 instances=$(curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8080$WINDOW_PATH" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]))')
 vevents=$(grep -c '^BEGIN:VEVENT' "$work/feed.ics")

@@ -162,13 +162,7 @@ request = function()
     n = n + 1
     return wrk.format("GET", paths[n % 2 + 1], headers)
 end
-done = function(summary, latency, requests)
-    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
-        + summary.errors.write + summary.errors.timeout
-    io.write(string.format("client=CLIENT requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
-        summary.requests / (summary.duration / 1e6), errors,
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
-end
+$(wrk_report CLIENT)
 EOF
 for client in warm http static proxied hummingbird plumbing uncached; do sed "s/CLIENT/$client/" "$work/requests.lua.in" >"$work/$client.lua"; done
 # The reads, and the same reads where nothing resolves the caller's communities: what they

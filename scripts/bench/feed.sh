@@ -95,17 +95,6 @@ SQL
 # wrk's requests, one script per client (wrk's done() runs in a Lua state of its own, which
 # sees no argument, so each script carries its client's name). They read the tokens from
 # tokens.lua, which feed_seed.py tokens rewrites each round.
-report() {
-    cat <<LUA
-done = function(summary, latency, requests)
-    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
-        + summary.errors.write + summary.errors.timeout
-    io.write(string.format("client=$1 requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
-        summary.requests / (summary.duration / 1e6), errors,
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
-end
-LUA
-}
 POSTS_PATH="/api/v1/communities/$COMMUNITY/posts"
 FEED_PATH="$POSTS_PATH?limit=20"
 SEARCH_PATH="$POSTS_PATH?q=$QUERY"
@@ -117,7 +106,7 @@ for client in feed feed-core search; do
         echo "dofile(\"$work/tokens.lua\")"
         echo "wrk.headers[\"Authorization\"] = \"Bearer \" .. reader"
         echo "wrk.path = \"$path\""
-        report "$client"
+        wrk_report "$client"
     } >"$work/$client.lua"
 done
 # One wrk thread per reactor, each with one connection: thread i is member i, alone on its
@@ -140,7 +129,7 @@ function request()
     return wrk.format("POST", "$TARGET_PATH/reactions", headers, '{"type":"' .. types[sent % 4 + 1] .. '"}')
 end
 LUA
-    report react
+    wrk_report react
 } >"$work/react.lua"
 
 # The post's counts as the API gives them (GET …/posts/{id}: post_counts' slots summed) and

@@ -123,24 +123,13 @@ statement() {
 # wrk's requests (wrk's done() runs in a Lua state of its own, which sees no argument, so each
 # script carries its client's name). They read the token from tokens.lua, which
 # finances_seed.py tokens rewrites at each stage and round.
-report() {
-    cat <<LUA
-done = function(summary, latency, requests)
-    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
-        + summary.errors.write + summary.errors.timeout
-    io.write(string.format("client=$1 requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
-        summary.requests / (summary.duration / 1e6), errors,
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
-end
-LUA
-}
 BALANCES_PATH="/api/v1/communities/$COMMUNITY/balances"
 for client in balances balances-core; do
     {
         echo "dofile(\"$work/tokens.lua\")"
         echo "wrk.headers[\"Authorization\"] = \"Bearer \" .. reader"
         echo "wrk.path = \"$BALANCES_PATH\""
-        report "$client"
+        wrk_report "$client"
     } >"$work/$client.lua"
 done
 

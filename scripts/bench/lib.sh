@@ -202,3 +202,18 @@ start_cores() {
         curl -fsS -o /dev/null "http://127.0.0.1:$port/health" || { echo "the core on $port did not start" >&2; exit 1; }
     done
 }
+
+# wrk_report LABEL: wrk's done() for a Lua script, printing one line at the end:
+# client=LABEL requests_per_s=… errors=… p50_ms=… p99_ms=… (the label is written in: done() runs
+# in a Lua state of its own, which sees no argument). Errors are failed statuses and sockets.
+wrk_report() {
+    cat <<LUA
+done = function(summary, latency, requests)
+    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
+        + summary.errors.write + summary.errors.timeout
+    io.write(string.format("client=$1 requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
+        summary.requests / (summary.duration / 1e6), errors,
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+LUA
+}

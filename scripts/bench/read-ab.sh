@@ -71,13 +71,7 @@ request = function()
     n = n + 1
     return wrk.format("GET", paths[n % #paths + 1], headers)
 end
-done = function(summary, latency, requests)
-    local errors = summary.errors.status + summary.errors.connect + summary.errors.read
-        + summary.errors.write + summary.errors.timeout
-    io.write(string.format("client=$label requests_per_s=%.1f errors=%d p50_ms=%.2f p99_ms=%.2f\n",
-        summary.requests / (summary.duration / 1e6), errors,
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000))
-end
+$(wrk_report "$label")
 EOF
 }
 for side in old new; do
