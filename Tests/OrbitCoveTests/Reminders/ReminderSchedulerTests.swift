@@ -212,6 +212,37 @@ import Testing
         }
     }
 
+    /// Found on an idle stack, whose PostgreSQL counted about 20 transactions a second from the
+    /// reminders service: with no unfired row, the next due time came back as
+    /// `greatest(0, NULL)`, which is 0, not NULL, so an idle scheduler ran a round every
+    /// `shortestSleep` (50 ms) instead of one every `longestSleep`. The rows are taken away in a
+    /// savepoint rolled back before the transaction ends, so no other test loses a row.
+    @Test func withNothingPlannedNothingFallsDue() async throws {
+        try await CoreHarness.run { api in
+            let (_, club, _) = try await Self.pastEvent(api)
+            try await withTestDatabase { database in
+                let firing = ReminderFiring(database: database, logger: TestEnvironment.logger)
+                let (withNone, withOne) = try await database.transaction(scope: .system) { connection in
+                    try await connection.run("SAVEPOINT emptied", logger: TestEnvironment.logger)
+                    try await connection.run(
+                        "DELETE FROM reminder_schedule WHERE fired_at IS NULL", logger: TestEnvironment.logger)
+                    let withNone = try await firing.nextDueIn(on: connection)
+                    try await connection.run(
+                        """
+                        INSERT INTO reminder_schedule (community_id, kind, subject_id, occurrence, step, due_at)
+                        VALUES (\(club.id), 'rsvp_summary', \(UUID()), '2030-01-01T00:00:00.000Z', 0, now() + interval '1 hour')
+                        """, logger: TestEnvironment.logger)
+                    let withOne = try await firing.nextDueIn(on: connection)
+                    try await connection.run("ROLLBACK TO SAVEPOINT emptied", logger: TestEnvironment.logger)
+                    return (withNone, withOne)
+                }
+                #expect(withNone == nil, "nothing planned, yet something falls due in \(String(describing: withNone))")
+                let hour = try #require(withOne)
+                #expect(hour > .seconds(3590) && hour <= .seconds(3600))
+            }
+        }
+    }
+
     /// Found by a review: a batch that failed for a reason of the moment (a deadlock, a timeout,
     /// a lock not granted) was retried a row at a time, and the row that failed again was given
     /// up for good: a healthy reminder never sent. Such a failure now gives up nothing; the

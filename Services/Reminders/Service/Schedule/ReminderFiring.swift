@@ -166,15 +166,17 @@ struct ReminderFiring: Sendable {
         logger.error("reminders of an unknown kind were given up")
     }
 
-    /// How long until the next unfired row falls due (none yet: zero), if any.
-    private func nextDueIn(on connection: PostgresConnection) async throws -> Duration? {
+    /// How long until the next unfired row falls due (due already: zero); nil when none is planned.
+    func nextDueIn(on connection: PostgresConnection) async throws -> Duration? {
         for try await milliseconds in try await connection.query(
             """
-            SELECT greatest(0, extract(epoch FROM min(due_at) - clock_timestamp()) * 1000)::bigint
+            SELECT (extract(epoch FROM min(due_at) - clock_timestamp()) * 1000)::bigint
             FROM reminder_schedule WHERE fired_at IS NULL
             """, logger: logger
         ).decode(Int64?.self) {
-            return milliseconds.map { .milliseconds($0) }
+            // Not `greatest(0, …)` in SQL: PostgreSQL's greatest leaves out a NULL, so with no
+            // row planned it said 0 (due now), and an idle scheduler went round every 50 ms.
+            return milliseconds.map { .milliseconds(max(0, $0)) }
         }
         return nil
     }
