@@ -79,6 +79,71 @@ import Testing
         return (ada, ben, eve, tigers, lions, closed)
     }
 
+    /// A transaction entered as a user (`app_enter_as_user`, one statement since migration 0084)
+    /// keeps exactly that user's current memberships, and the communities they administer, for
+    /// the policies to compare against, and says whom it read them for; an account deleted, or
+    /// never made, is refused. Checked against the owner's own read of `members`, for a member
+    /// of two communities (one deleted) and admin of both, a member of two, one who left one, a
+    /// member of none, a deleted account and an id with no account.
+    @Test func theEntryKeepsExactlyTheCallersMemberships() async throws {
+        try await CoreHarness.run { api in
+            let (ada, ben, eve, tigers, _, _) = try await Self.cast(api)
+            let (dee, loner) = (try await api.signIn("Dee"), try await api.signIn("Lone"))
+            try await api.join(dee, tigers, invitedBy: ada)
+            #expect(try await api.call(.delete, "/api/v1/me", as: dee).status == .accepted)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                try await withTestDatabase { db in
+                    for user in [ada.id, ben.id, eve.id, loner.id, dee.id, UUID()] {
+                        let (live, expected) = try await owner.withConnection { connection in
+                            var live = false
+                            for try await alive in try await connection.query(
+                                "SELECT deleted_at IS NULL FROM users WHERE id = \(user)",
+                                logger: TestEnvironment.logger
+                            ).decode(Bool.self) { live = alive }
+                            var members: [UUID] = []
+                            var admins: [UUID] = []
+                            for try await (community, admin) in try await connection.query(
+                                "SELECT community_id, role = 'admin' FROM members WHERE user_id = \(user) AND left_at IS NULL",
+                                logger: TestEnvironment.logger
+                            ).decode((UUID, Bool).self) {
+                                members.append(community)
+                                if admin { admins.append(community) }
+                            }
+                            return (live, Self.entered(members: members, admins: admins, of: user.lowercasedString))
+                        }
+                        let entered = try await Self.refusedOr {
+                            try await db.transaction(userId: user) { connection in
+                                let rows = try await connection.query(
+                                    """
+                                    SELECT current_setting('app.member_communities')::uuid[],
+                                           current_setting('app.admin_communities')::uuid[],
+                                           current_setting('app.communities_of'), current_setting('app.current_user_id')
+                                    """, logger: TestEnvironment.logger)
+                                var entered: [String] = []
+                                for try await (members, admins, of, current) in rows.decode(
+                                    ([UUID], [UUID], String, String).self)
+                                {
+                                    entered = Self.entered(members: members, admins: admins, of: of)
+                                    #expect(current == of)
+                                }
+                                return entered
+                            }
+                        }
+                        #expect(entered == (live ? expected : ["refused: OCA01"]), "user \(user)")
+                        // What the comparison needs to mean something: Ada administers her two.
+                        if user == ada.id { #expect(expected.count == 6) }
+                    }
+                }
+            }
+        }
+    }
+
+    static func entered(members: [UUID], admins: [UUID], of user: String) -> [String] {
+        members.map(\.lowercasedString).sorted() + ["admin:"] + admins.map(\.lowercasedString).sorted() + [
+            "of: \(user)"
+        ]
+    }
+
     /// The gate reads a caller's standing outside a transaction, through
     /// `app_community_standing` (migration 0028): for every pair of user and community it must
     /// answer exactly what a transaction entered as that user sees of the community and of the
