@@ -90,8 +90,13 @@ import Testing
             let (ada, ben, eve, tigers, _, _) = try await Self.cast(api)
             let (dee, loner) = (try await api.signIn("Dee"), try await api.signIn("Lone"))
             try await api.join(dee, tigers, invitedBy: ada)
-            #expect(try await api.call(.delete, "/api/v1/me", as: dee).status == .accepted)
             try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                // Deleted for good (a deletion asked for through the API is done after its grace
+                // period, by the retention jobs).
+                try await owner.withConnection { connection in
+                    try await connection.run(
+                        "UPDATE users SET deleted_at = now() WHERE id = \(dee.id)", logger: TestEnvironment.logger)
+                }
                 try await withTestDatabase { db in
                     for user in [ada.id, ben.id, eve.id, loner.id, dee.id, UUID()] {
                         let (live, expected) = try await owner.withConnection { connection in
@@ -130,8 +135,10 @@ import Testing
                             }
                         }
                         #expect(entered == (live ? expected : ["refused: OCA01"]), "user \(user)")
-                        // What the comparison needs to mean something: Ada administers her two.
+                        // What the comparison needs to mean something: Ada administers her two,
+                        // Dee's account is deleted, and the last id has none.
                         if user == ada.id { #expect(expected.count == 6) }
+                        if user == dee.id || ![ada.id, ben.id, eve.id, loner.id].contains(user) { #expect(!live) }
                     }
                 }
             }

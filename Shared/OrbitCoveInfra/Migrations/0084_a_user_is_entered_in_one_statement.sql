@@ -1,17 +1,19 @@
--- Entering as a user is one statement (issue 20, the second wall). `app_enter_as_user` (0024, 0076,
--- 0081) looked the account up in one statement, then called `app_cache_communities`, another
--- `SECURITY DEFINER` function, whose statement read the memberships and whose third set the
--- settings: three statements, each started and ended by PostgreSQL's executor, in every
--- transaction a user's request opens and in every members page. It now reads the account and its
--- memberships in one statement and sets each setting in an expression of its own (which PL/pgSQL
--- evaluates without the executor). What it keeps, and what it refuses, are unchanged:
--- `SecondWallCommunitiesTests.theEntryKeepsExactlyTheCallersMemberships` holds it to the owner's own
--- read of `members`. `app_cache_communities` stays, for the trigger that reads the caller's
--- memberships again after they change (0024); the two read the same rows.
+-- Entering as a user takes two statements where it took five (issue 20, the second wall).
+-- `app_enter_as_user` (0024, 0076, 0081) looked the account up, set `app.current_user_id`, and
+-- called `app_cache_communities`, a second `SECURITY DEFINER` function with its own
+-- `search_path`, which read the memberships and set the other three settings: in PL/pgSQL each
+-- of those is a query started and ended by PostgreSQL's executor, in every transaction a user's
+-- request opens and in every members page. It now reads the account and its memberships in one
+-- statement and sets the four settings in another. What it keeps, and what it refuses, are
+-- unchanged: `SecondWallCommunitiesTests.theEntryKeepsExactlyTheCallersMemberships` holds it to
+-- the owner's own read of `members`. `app_cache_communities` stays, for the trigger that reads
+-- the caller's memberships again after they change (0024); the two, and
+-- `app_read_communities`, keep the same memberships (`left_at IS NULL`; `role = 'admin'` for
+-- those administered).
 --
--- `app_members_page` (0083) asks `app_is_system()` directly rather than as a sub-select: in
--- PL/pgSQL a sub-select is a query of its own, run through the executor; the function alone is
--- an expression.
+-- `app_members_page` (0083) asks `app_is_system()` in its condition rather than as a sub-select:
+-- PL/pgSQL evaluates a condition that is a plain expression without the executor; a sub-select
+-- is a query of its own.
 CREATE OR REPLACE FUNCTION app_enter_as_user(caller uuid) RETURNS void
 LANGUAGE plpgsql STRICT SECURITY DEFINER SET search_path = public AS $$
 DECLARE
@@ -30,10 +32,10 @@ BEGIN
     IF live IS NOT TRUE THEN
         RAISE EXCEPTION 'this account has been deleted' USING ERRCODE = 'OCA01';
     END IF;
-    PERFORM set_config('app.current_user_id', caller::text, true);
-    PERFORM set_config('app.member_communities', mine::text, true);
-    PERFORM set_config('app.admin_communities', administered::text, true);
-    PERFORM set_config('app.communities_of', caller::text, true);
+    PERFORM set_config('app.current_user_id', caller::text, true),
+            set_config('app.member_communities', mine::text, true),
+            set_config('app.admin_communities', administered::text, true),
+            set_config('app.communities_of', caller::text, true);
 END $$;
 
 CREATE OR REPLACE FUNCTION app_members_page(
