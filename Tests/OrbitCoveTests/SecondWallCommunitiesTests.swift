@@ -154,14 +154,28 @@ import Testing
     /// The gate reads a caller's standing outside a transaction, through
     /// `app_community_standing` (migration 0028): for every pair of user and community it must
     /// answer exactly what a transaction entered as that user sees of the community and of the
-    /// user's own membership row: a member, one who left, an outsider, a deleted community.
+    /// user's own membership row: a member, one who left, an outsider, a deleted community, an
+    /// account deleted while still a member, an id with no account.
     @Test func theGatesStandingIsWhatTheWallShows() async throws {
         try await CoreHarness.run { api in
             let (ada, ben, eve, tigers, lions, closed) = try await Self.cast(api)
+            // Found by a hostile probe: an account deleted while its memberships were still there
+            // was refused by every transaction but answered by the gate's standing (migration 0081
+            // looked the account up only when no membership was found). Account deletion ends the
+            // memberships in the same transaction, so only an account deleted some other way was
+            // there to find.
+            let dee = try await api.signIn("Dee")
+            try await api.join(dee, tigers, invitedBy: ada)
+            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+                try await owner.withConnection { connection in
+                    try await connection.run(
+                        "UPDATE users SET deleted_at = now() WHERE id = \(dee.id)", logger: TestEnvironment.logger)
+                }
+            }
             try await withTestDatabase { db in
                 // An id with no account: both refuse it (migration 0081).
                 let nobody = UUID()
-                for user in [ada.id, ben.id, eve.id, nobody] {
+                for user in [ada.id, ben.id, eve.id, dee.id, nobody] {
                     for community in [tigers.id, lions.id, closed.id, UUID()] {
                         let walled = try await Self.refusedOr {
                             try await db.transaction(userId: user) { connection in
@@ -184,7 +198,7 @@ import Testing
                             }
                         }
                         #expect(standing == walled, "user \(user), community \(community)")
-                        if user == nobody { #expect(walled == ["refused: OCA01"]) }
+                        if user == nobody || user == dee.id { #expect(walled == ["refused: OCA01"]) }
                     }
                 }
                 // The pairs that must be visible are: Ada in both of hers (one deleted), Ben and
