@@ -5,7 +5,6 @@ import Hummingbird
 import HummingbirdTesting
 import NIOPosix
 import NIOWebSocket
-import NotificationsService
 import OrbitCoveInfra
 import OrbitCoveModels
 import PostgresNIO
@@ -13,6 +12,8 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 import WSClient
+
+@testable import NotificationsService
 
 /// `GET /api/v1/me/stream` over real WebSockets, against the notifications service running
 /// live beside core, with the real PostgreSQL and Redis: every change arrives once, with a
@@ -42,7 +43,7 @@ import WSClient
         let runtime = try TestEnvironment.runtime(
             name: "orbitcove-notifications",
             extra: ["ORBITCOVE_JWKS_URL": api.jwksURL].merging(settings) { _, new in new })
-        let environment = apns.merging(["ORBITCOVE_STREAM_TICK_SECONDS": "1"]) { _, new in new }
+        let environment = apns.merging(["ORBITCOVE_STREAM_TICK_SECONDS": "5"]) { _, new in new }
             .merging(settings) { _, new in new }
         let app = runtime.makeApplication(
             try NotificationsApplication.parts(runtime: runtime, environment: Environment(environment)))
@@ -402,6 +403,97 @@ import WSClient
         }
         #expect(stopped.withLock { $0 }, "the cancelled feed had not stopped after 10 s")
         #expect(try await eventually { try await Self.lockHolders(key) == 0 }, "the lock outlived the feed")
+    }
+
+    /// Runs `services` (after a database's and a Redis client's of their own) while `body` runs.
+    static func running(
+        _ services: @escaping @Sendable (Database, RedisClient) -> [any Service],
+        _ body: @Sendable (Database, RedisClient) async throws -> Void
+    ) async throws {
+        let database = try Database(
+            url: TestEnvironment.databaseURL, maxConnections: 4, connectionWait: .seconds(15),
+            logger: TestEnvironment.logger)
+        let redis = try RedisClient(
+            url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
+            logger: TestEnvironment.logger)
+        let all: [any Service] = [database.service(), redis] + services(database, redis)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: all.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                logger: TestEnvironment.logger))
+        let running = Task { try await group.run() }
+        let outcome: Result<Void, any Error>
+        do {
+            try await body(database, redis)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        running.cancel()
+        _ = await running.result
+        try outcome.get()
+    }
+
+    /// Found by the idle benchmark: with no stream open anywhere the reader read the change log
+    /// ten times a second, 600 of an idle stack's 660–690 transactions a minute. It now reads it
+    /// at its poll only while some instance says in Redis that it has a stream open, and at its
+    /// tick otherwise. A feed of its own lock and namespace, so no other test's streams count.
+    @Test func aFeedReadsTheLogAtItsTickUnlessSomeoneListens() async throws {
+        let key = Int64.random(in: 1...Int64(Int32.max - 1))
+        let namespace = "test-\(UUID().lowercasedString)"
+        let settings = try StreamSettings(
+            environment: Environment(["ORBITCOVE_STREAM_POLL_MS": "50", "ORBITCOVE_STREAM_TICK_SECONDS": "5"]))
+        let feed = Mutex<StreamChangeFeed?>(nil)
+        try await Self.running({ database, redis in
+            let made = StreamChangeFeed(
+                database: database, redis: redis, settings: settings, logger: TestEnvironment.logger, lockKey: key,
+                namespace: namespace)
+            feed.withLock { $0 = made }
+            return [made]
+        }) { _, redis in
+            let reads = try #require(feed.withLock { $0 }).reads
+            #expect(try await eventually { try await Self.lockHolders(key) == 1 }, "the feed never took its lock")
+            #expect(try await eventually { reads.count > 0 })
+            // Nobody listening: at its tick, every 5 s (at its poll it would be 50 times in 2.5 s;
+            // under a loaded test run each read takes longer, so the bounds leave room).
+            let quiet = reads.count
+            try await Task.sleep(for: .milliseconds(2500))
+            let idle = reads.count - quiet
+            #expect(idle <= 1, "read the log \(idle) times in 2.5 s with nobody listening")
+            // An instance says it listens: at its poll.
+            try await redis.set(StreamBatch.listeningKey(in: namespace), "1", expiresIn: 3)
+            let heard = reads.count
+            try await Task.sleep(for: .seconds(2))
+            let busy = reads.count - heard
+            #expect(busy >= 4, "read the log \(busy) times in 2 s with someone listening")
+        }
+    }
+
+    /// A hub says in Redis that this instance listens while it has a stream open, at once when
+    /// one opens, and stops saying so (its word expires) when none is left.
+    @Test func aHubSaysItListensWhileAStreamIsOpen() async throws {
+        let namespace = "test-\(UUID().lowercasedString)"
+        let listening = StreamBatch.listeningKey(in: namespace)
+        let hub = Mutex<StreamHub?>(nil)
+        try await Self.running({ database, redis in
+            let made = StreamHub(
+                database: database, redis: redis, maxStreamsPerUser: 2, logger: TestEnvironment.logger,
+                namespace: namespace)
+            hub.withLock { $0 = made }
+            return [made]
+        }) { _, redis in
+            let hub = try #require(hub.withLock { $0 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await redis.get(listening) == nil, "a hub with no stream open says it listens")
+            let stream = StreamConnection(userId: UUID(), bound: 8)
+            #expect(hub.add(stream))
+            #expect(try await eventually(timeout: .seconds(2)) { try await redis.get(listening) != nil })
+            hub.remove(stream)
+            #expect(
+                try await eventually(timeout: .seconds(Double(StreamBatch.listeningSeconds) + 3)) {
+                    try await redis.get(listening) == nil
+                }, "the hub still says it listens with no stream open")
+        }
     }
 
     @Test func upgradesNeedATokenOrATicketAndATicketOpensOneStream() async throws {

@@ -26,6 +26,12 @@ struct StreamBatch: Codable, Sendable {
     static func channel(_ shard: Int, in namespace: String) -> String { "orbitcove:stream:\(namespace):\(shard)" }
     static func channels(in namespace: String) -> [String] { (0..<shards).map { channel($0, in: namespace) } }
 
+    /// Present while some instance has a stream open (each hub says so every second, for
+    /// ``listeningSeconds``): the change feed's reader reads the log at its poll while it is,
+    /// and only at its tick while it is not.
+    static func listeningKey(in namespace: String) -> String { "orbitcove:stream:\(namespace):listening" }
+    static let listeningSeconds = 3
+
     /// The database's name and oid.
     static func namespace(on connection: PostgresConnection, logger: Logger) async throws -> String {
         for try await (name, oid) in try await connection.query(

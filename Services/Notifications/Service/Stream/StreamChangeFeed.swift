@@ -7,9 +7,10 @@ import ServiceLifecycle
 /// Notices each committed change once for every instance: the instance holding a PostgreSQL
 /// advisory lock reads what the change log gained since its last read, by snapshot
 /// (`realtime_changes`, migration 0048), every ``StreamSettings/pollMilliseconds``, and
-/// publishes it per shard to Redis. The others wait for the lock (a reader that dies drops its
-/// connection, and with it the lock). Change ids are given at insert, not at commit, so the log
-/// is read by snapshot, never tailed by id.
+/// publishes it per shard to Redis, while some instance has a stream open (``StreamHub`` says so
+/// in Redis); with none open, only at each tick. The others wait for the lock (a reader that
+/// dies drops its connection, and with it the lock). Change ids are given at insert, not at
+/// commit, so the log is read by snapshot, never tailed by id.
 ///
 /// Redis pub/sub may lose a publication; the batches say what they follow, so an instance
 /// that missed one reads the log instead (``StreamConnection``). Every shard is published at
@@ -24,16 +25,23 @@ package struct StreamChangeFeed: Service {
     let logger: Logger
     /// The advisory lock's key (another only in tests, for a feed that must lead at once).
     let lockKey: Int64
+    /// The Redis namespace of its batches and of the instances' word that they listen
+    /// (another only in tests, for a feed nobody else's streams are heard by); nil: the
+    /// database's (``StreamBatch/namespace(on:logger:)``).
+    let namespace: String?
+    /// How many times this feed has read the change log.
+    package let reads = AtomicCount()
 
     package init(
         database: Database, redis: RedisClient, settings: StreamSettings, logger: Logger,
-        lockKey: Int64 = StreamChangeFeed.lockKey
+        lockKey: Int64 = StreamChangeFeed.lockKey, namespace: String? = nil
     ) {
         self.database = database
         self.redis = redis
         self.settings = settings
         self.logger = logger
         self.lockKey = lockKey
+        self.namespace = namespace
     }
 
     package func run() async throws {
@@ -78,7 +86,8 @@ package struct StreamChangeFeed: Service {
     }
 
     private func lead(on connection: PostgresConnection) async throws {
-        let namespace = try await StreamBatch.namespace(on: connection, logger: logger)
+        var namespace = self.namespace ?? ""
+        if self.namespace == nil { namespace = try await StreamBatch.namespace(on: connection, logger: logger) }
         var previous: [Int: String] = [:]
         var read: String?
         let clock = ContinuousClock()
@@ -89,8 +98,16 @@ package struct StreamChangeFeed: Service {
         var lastPrune = clock.now
         while !Task.isCancelled {
             let started = clock.now
-            let (snapshot, readAt, changes) = try await poll(since: read, on: connection)
             let ticking = started - lastTick >= tick
+            // Nobody listening: the log is read at the tick alone (the shards' heartbeats); a
+            // stream that opens reads the log itself up to the moment it follows the batches.
+            let heard = ticking ? true : await listening(in: namespace)
+            guard heard else {
+                try await Task.sleep(until: started + .milliseconds(settings.pollMilliseconds), clock: clock)
+                continue
+            }
+            let (snapshot, readAt, changes) = try await poll(since: read, on: connection)
+            reads.add()
             if ticking { lastTick = started }
             var byShard: [Int: [StreamBatch.Change]] = [:]
             for change in changes { byShard[StreamBatch.shard(of: change.community), default: []].append(change) }
@@ -153,6 +170,16 @@ package struct StreamChangeFeed: Service {
         }
         guard !snapshot.isEmpty else { throw StreamFeedError(message: "realtime_changes returned no snapshot") }
         return (snapshot, Int64((readAt.timeIntervalSince1970 * 1_000_000).rounded()), changes)
+    }
+
+    /// Whether some instance has a stream open (``StreamHub`` says so in Redis); when Redis
+    /// cannot say, yes: a read too many costs less than a stream kept waiting.
+    private func listening(in namespace: String) async -> Bool {
+        do {
+            return try await redis.get(StreamBatch.listeningKey(in: namespace)) != nil
+        } catch {
+            return true
+        }
     }
 
     /// A publication Redis does not take is as good as lost: the next one tells instances so.

@@ -25,17 +25,24 @@ final class StreamHub: Service, Sendable {
     private let redis: RedisClient
     private let maxStreamsPerUser: Int
     private let logger: Logger
+    /// Rung by each new stream, so that ``sayListening(in:)`` says so at once.
+    private let opened = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
-    init(database: Database, redis: RedisClient, maxStreamsPerUser: Int, logger: Logger) {
+    /// The Redis namespace of the batches it takes and of its word that it listens (another only
+    /// in tests); nil: the database's (``StreamBatch/namespace(on:logger:)``).
+    private let givenNamespace: String?
+
+    init(database: Database, redis: RedisClient, maxStreamsPerUser: Int, logger: Logger, namespace: String? = nil) {
         self.database = database
         self.redis = redis
         self.maxStreamsPerUser = maxStreamsPerUser
         self.logger = logger
+        self.givenNamespace = namespace
     }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            var namespace: String?
+            var namespace = self.givenNamespace
             while namespace == nil && !Task.isCancelled {
                 do {
                     namespace = try await self.database.withConnection {
@@ -49,11 +56,39 @@ final class StreamHub: Service, Sendable {
                 }
             }
             guard let namespace else { return }
-            for await message in self.redis.subscribe(
-                to: StreamBatch.channels(in: namespace), name: Self.subscriberName)
-            {
-                self.dispatch(message.message)
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.sayListening(in: namespace) }
+                for await message in self.redis.subscribe(
+                    to: StreamBatch.channels(in: namespace), name: Self.subscriberName)
+                {
+                    self.dispatch(message.message)
+                }
+                group.cancelAll()
             }
+        }
+    }
+
+    /// While this instance has a stream open, says so in Redis every second
+    /// (``StreamBatch/listeningKey(in:)``), and at once when one opens: the change feed's
+    /// reader, on whichever instance it runs, then reads the log at its poll. With none open it
+    /// waits for one without waking.
+    private func sayListening(in namespace: String) async {
+        var opened = self.opened.stream.makeAsyncIterator()
+        while !Task.isCancelled {
+            guard openStreams > 0 else {
+                // A stream added since the count was read has rung already (the bell keeps one).
+                guard await opened.next() != nil else { return }
+                continue
+            }
+            do {
+                try await redis.set(
+                    StreamBatch.listeningKey(in: namespace), "1", expiresIn: StreamBatch.listeningSeconds)
+            } catch {
+                logger.debug(
+                    "cannot say this instance's streams are open",
+                    metadata: ["error": .string(logDescription(of: error))])
+            }
+            try? await Task.sleep(for: .seconds(1))
         }
     }
 
@@ -68,6 +103,7 @@ final class StreamHub: Service, Sendable {
             guard state.byUser[connection.userId, default: []].count < maxStreamsPerUser else { return false }
             state.connections[connection.id] = connection
             state.byUser[connection.userId, default: []].insert(connection.id)
+            opened.continuation.yield()
             return true
         }
     }
