@@ -84,16 +84,27 @@ measure() {
     milliseconds=$(perf stat -x, -e task-clock -p "$postmaster" -- env PGPASSWORD="$1" "$PG_BIN/pgbench" -n \
         -h 127.0.0.1 -p 55432 -U "$1" -M prepared -c 1 -j 1 -t "$CALLS" -D user_id="$USER_ID" \
         -D community="$COMMUNITY" -f "$2" orbitcove 2>&1 >/dev/null | awk -F, '/task-clock/ { print $1 }')
+    if [[ -z $milliseconds ]]; then
+        echo "perf or pgbench failed for $2" >&2
+        return 1
+    fi
     awk -v ms="$milliseconds" -v n="$CALLS" 'BEGIN { printf "%.1f", ms * 1000 / n }'
+}
+# row LABEL ROLE SCRIPT: one variant's line, or the script's end when it could not be measured.
+row() {
+    local microseconds
+    microseconds=$(measure "$2" "$3") || exit 1
+    echo "$1 $microseconds"
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores; PostgreSQL $("$PG_BIN/postgres" --version | cut -d' ' -f3); $CALLS calls a run, $ROUNDS rounds, $MEMBERS members"
 for round in $(seq "$ROUNDS"); do
-    echo "page $(measure orbitcove_app "$work/page.pgb")"
-    echo "bypassed $(measure orbitcove_owner "$work/bypassed.pgb")"
-    echo "entry $(measure orbitcove_owner "$work/entry.pgb")"
-    echo "policies $(measure orbitcove_app "$work/policies.pgb")"
-    echo "select-1 $(measure orbitcove_app "$work/select-1.pgb")"
+    row page orbitcove_app "$work/page.pgb"
+    row bypassed orbitcove_owner "$work/bypassed.pgb"
+    row entry orbitcove_owner "$work/entry.pgb"
+    row policies orbitcove_app "$work/policies.pgb"
+    row select-1 orbitcove_app "$work/select-1.pgb"
 done | tee "$work/runs" >&2
+[[ ${PIPESTATUS[0]} == 0 ]] || exit 1
 gawk '{ runs[$1] = runs[$1] " " $2; if (!($1 in seen)) { seen[$1] = 1; names[++count] = $1 } }
     END { for (i = 1; i <= count; i++) { name = names[i]; n = split(substr(runs[name], 2), sorted, " "); asort(sorted)
           printf "%-9s median_us=%s rounds:%s\n", name, sorted[int((n + 1) / 2)], runs[name] } }' "$work/runs"

@@ -43,7 +43,7 @@ import WSClient
         let runtime = try TestEnvironment.runtime(
             name: "orbitcove-notifications",
             extra: ["ORBITCOVE_JWKS_URL": api.jwksURL].merging(settings) { _, new in new })
-        let environment = apns.merging(["ORBITCOVE_STREAM_TICK_SECONDS": "5"]) { _, new in new }
+        let environment = apns.merging(["ORBITCOVE_STREAM_TICK_SECONDS": "1"]) { _, new in new }
             .merging(settings) { _, new in new }
         let app = runtime.makeApplication(
             try NotificationsApplication.parts(runtime: runtime, environment: Environment(environment)))

@@ -29,7 +29,7 @@ package struct StreamChangeFeed: Service {
     /// (another only in tests, for a feed nobody else's streams are heard by); nil: the
     /// database's (``StreamBatch/namespace(on:logger:)``).
     let namespace: String?
-    /// How many times this feed has read the change log.
+    /// How many times this feed has read the change log (its tests count it).
     package let reads = AtomicCount()
 
     package init(
@@ -86,8 +86,10 @@ package struct StreamChangeFeed: Service {
     }
 
     private func lead(on connection: PostgresConnection) async throws {
-        var namespace = self.namespace ?? ""
-        if self.namespace == nil { namespace = try await StreamBatch.namespace(on: connection, logger: logger) }
+        let namespace =
+            if let given = self.namespace { given } else {
+                try await StreamBatch.namespace(on: connection, logger: logger)
+            }
         var previous: [Int: String] = [:]
         var read: String?
         let clock = ContinuousClock()

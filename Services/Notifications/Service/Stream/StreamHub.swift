@@ -72,12 +72,13 @@ final class StreamHub: Service, Sendable {
     /// (``StreamBatch/listeningKey(in:)``), and at once when one opens: the change feed's
     /// reader, on whichever instance it runs, then reads the log at its poll. With none open it
     /// waits for one without waking.
+    /// Run once, as the hub is: its doorbell ends with the task that waits on it.
     private func sayListening(in namespace: String) async {
-        var opened = self.opened.stream.makeAsyncIterator()
+        var bell = opened.stream.makeAsyncIterator()
         while !Task.isCancelled {
             guard openStreams > 0 else {
                 // A stream added since the count was read has rung already (the bell keeps one).
-                guard await opened.next() != nil else { return }
+                guard await bell.next() != nil else { return }
                 continue
             }
             do {
