@@ -90,13 +90,8 @@ import Testing
             let (ada, ben, eve, tigers, _, _) = try await Self.cast(api)
             let (dee, loner) = (try await api.signIn("Dee"), try await api.signIn("Lone"))
             try await api.join(dee, tigers, invitedBy: ada)
+            try await Self.deleteForGood(dee)
             try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
-                // Deleted for good (a deletion asked for through the API is done after its grace
-                // period, by the retention jobs).
-                try await owner.withConnection { connection in
-                    try await connection.run(
-                        "UPDATE users SET deleted_at = now() WHERE id = \(dee.id)", logger: TestEnvironment.logger)
-                }
                 try await withTestDatabase { db in
                     for user in [ada.id, ben.id, eve.id, loner.id, dee.id, UUID()] {
                         let (live, expected) = try await owner.withConnection { connection in
@@ -145,6 +140,17 @@ import Testing
         }
     }
 
+    /// Marks `person`'s account deleted, as the retention jobs do after a deletion's grace period
+    /// (asked for through the API, it is only requested), leaving their memberships as they are.
+    static func deleteForGood(_ person: CoreHarness.Person) async throws {
+        try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
+            try await owner.withConnection { connection in
+                try await connection.run(
+                    "UPDATE users SET deleted_at = now() WHERE id = \(person.id)", logger: TestEnvironment.logger)
+            }
+        }
+    }
+
     static func entered(members: [UUID], admins: [UUID], of user: String) -> [String] {
         members.map(\.lowercasedString).sorted() + ["admin:"] + admins.map(\.lowercasedString).sorted() + [
             "of: \(user)"
@@ -166,12 +172,7 @@ import Testing
             // there to find.
             let dee = try await api.signIn("Dee")
             try await api.join(dee, tigers, invitedBy: ada)
-            try await withTestDatabase(url: TestEnvironment.ownerDatabaseURL) { owner in
-                try await owner.withConnection { connection in
-                    try await connection.run(
-                        "UPDATE users SET deleted_at = now() WHERE id = \(dee.id)", logger: TestEnvironment.logger)
-                }
-            }
+            try await Self.deleteForGood(dee)
             try await withTestDatabase { db in
                 // An id with no account: both refuse it (migration 0081).
                 let nobody = UUID()

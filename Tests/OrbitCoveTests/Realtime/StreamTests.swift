@@ -361,12 +361,7 @@ import WSClient
     /// makes this feed lead at once whatever other tests' feeds do.
     @Test func aFeedCancelledWhileLeadingStopsAndReleasesItsLock() async throws {
         let key = Int64.random(in: 1...Int64(Int32.max - 1))
-        let database = try Database(
-            url: TestEnvironment.databaseURL, maxConnections: 4, connectionWait: .seconds(15),
-            logger: TestEnvironment.logger)
-        let redis = try RedisClient(
-            url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
-            logger: TestEnvironment.logger)
+        let (database, redis) = try Self.databaseAndRedis()
         let feed = StreamChangeFeed(
             database: database, redis: redis,
             settings: try StreamSettings(environment: Environment(["ORBITCOVE_STREAM_POLL_MS": "50"])),
@@ -405,17 +400,23 @@ import WSClient
         #expect(try await eventually { try await Self.lockHolders(key) == 0 }, "the lock outlived the feed")
     }
 
-    /// Runs `services` (after a database's and a Redis client's of their own) while `body` runs.
-    static func running(
-        _ services: @escaping @Sendable (Database, RedisClient) -> [any Service],
-        _ body: @Sendable (Database, RedisClient) async throws -> Void
-    ) async throws {
+    /// A small pool and one Redis connection of a test's own, for services it runs itself.
+    static func databaseAndRedis() throws -> (Database, RedisClient) {
         let database = try Database(
             url: TestEnvironment.databaseURL, maxConnections: 4, connectionWait: .seconds(15),
             logger: TestEnvironment.logger)
         let redis = try RedisClient(
             url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
             logger: TestEnvironment.logger)
+        return (database, redis)
+    }
+
+    /// Runs `services` (after a database's and a Redis client's of their own) while `body` runs.
+    static func running(
+        _ services: @escaping @Sendable (Database, RedisClient) -> [any Service],
+        _ body: @Sendable (Database, RedisClient) async throws -> Void
+    ) async throws {
+        let (database, redis) = try Self.databaseAndRedis()
         let all: [any Service] = [database.service(), redis] + services(database, redis)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
