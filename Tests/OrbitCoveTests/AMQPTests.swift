@@ -179,6 +179,58 @@ import Testing
                 try await eventually { try await AMQPProbe.depth(of: queue, settings: settings).messages == 10 - done })
         }
     }
+
+    /// An idle consumer's thread waits on its socket and wake pipe until something arrives or
+    /// half a heartbeat interval passes: it does not turn every few milliseconds for nothing, and
+    /// what arrives still reaches it at once.
+    @Test func anIdleConsumerWaitsInsteadOfTurning() async throws {
+        try await withScratchQueue { queue, settings in
+            let publisher = AMQPPublisher(
+                settings: settings, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger)
+            let received = Mutex(0)
+            let consumer = AMQPConsumer(
+                settings: settings, queue: queue, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger
+            ) { _ in
+                received.withLock { $0 += 1 }
+                return .ack
+            }
+            try await withServices([publisher, consumer]) {
+                #expect(try await eventually { consumer.isConsuming })
+                let before = consumer.turns
+                try await Task.sleep(for: .seconds(2))
+                // Heartbeats every 10 s: at most one timed-out wait in 2 s, and a turn or two of start.
+                #expect(consumer.turns - before <= 3)
+                _ = try await publisher.publish([message(to: queue)])
+                #expect(try await eventually { received.withLock { $0 } == 1 })
+                #expect(try await eventually { try await AMQPProbe.depth(of: queue, settings: settings).messages == 0 })
+            }
+        }
+    }
+
+    /// Waiting that long must still keep the connection: the broker closes one that misses two
+    /// heartbeats, and rabbitmq-c sends them only when called.
+    @Test func anIdleConsumerKeepsItsConnectionThroughHeartbeats() async throws {
+        try await withScratchQueue { queue, settings in
+            var settings = settings
+            settings.heartbeatSeconds = 1
+            let publisher = AMQPPublisher(
+                settings: settings, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger)
+            let received = Mutex(0)
+            let consumer = AMQPConsumer(
+                settings: settings, queue: queue, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger
+            ) { _ in
+                received.withLock { $0 += 1 }
+                return .ack
+            }
+            try await withServices([publisher, consumer]) {
+                #expect(try await eventually { consumer.isConsuming })
+                try await Task.sleep(for: .seconds(5))
+                _ = try await publisher.publish([message(to: queue)])
+                #expect(try await eventually { received.withLock { $0 } == 1 })
+                #expect(consumer.sessions == 1)
+            }
+        }
+    }
 }
 
 private func message(to queue: String) -> OutgoingMessage {

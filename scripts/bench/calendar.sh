@@ -33,6 +33,7 @@
 #            answers, the best case. Its CPU figures include the answers' own work;
 #   feed-304: wrk on the member's all-communities feed with a current If-None-Match;
 # per round, and once: FEED_BUILDS sequential full builds of that feed (about 5,000 VEVENTs).
+# Before the first round, 5 s of the window round not measured (a warm-up: see below).
 # Beside each run's rate, a `cpu=` line: the milliseconds of CPU each part of the stack (core,
 # nginx, PostgreSQL's backends, …) and the load's client spent per request, and a table of
 # their medians at the end: the machine's two cores are what every part shares, so a rate is
@@ -195,6 +196,11 @@ window_answered() {
         return 1
     fi
 }
+# Not measured: the window through the gateway at the runs' concurrency for a few seconds, so
+# that the first round finds core as the later ones do (its pool's connections open, their
+# backends' caches loaded and functions compiled, its kept windows written). pgbench's backends
+# are new in each of its runs and warm up inside them.
+wrk -t 2 -c "$CONNECTIONS" -d 5s -s "$work/window.lua" http://127.0.0.1:8080 >/dev/null
 # Each run prints its rate and, on a `cpu=` line, the CPU each part spent per read (measured).
 for round in $(seq "$ROUNDS"); do
     measured window "$SECONDS_PER_RUN" "$results" \

@@ -6,8 +6,9 @@
 # Starts the local stack with release builds (so stop yours first: make down), waits until its
 # queues are empty and it has been quiet for 10 s, then per round prints each part's CPU over
 # SECONDS (% of one core: the five services, nginx, Redis, RabbitMQ, PostgreSQL's processes
-# together) and the transactions PostgreSQL ran meanwhile (pg_stat_database's commits and
-# rollbacks of the services' database, per minute). Stops the stack again at the end. Sends
+# together), the transactions PostgreSQL ran meanwhile (pg_stat_database's commits and
+# rollbacks of the services' database, per minute) and each process's context switches a
+# second (all its threads: how often something in it wakes). Stops the stack again at the end. Sends
 # no traffic.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,12 +31,28 @@ transactions() {
         -c "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'orbitcove'"
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores; idle, ${SECONDS_PER_RUN}s per round"
+# Each service's threads' context switches so far (voluntary and not): a thread that wakes to
+# look for work and finds none switches twice a turn, so these say how often each wakes.
+switches() {
+    local file pid
+    for file in .local/pids/*.pid; do
+        pid=$(head -n 1 "$file" 2>/dev/null) || continue
+        [[ $pid =~ ^[0-9]+$ && -d /proc/$pid/task ]] || continue
+        cat /proc/"$pid"/task/*/status 2>/dev/null |
+            awk -v name="$(basename "$file" .pid)" '/ctxt_switches:/ { total += $2 } END { print name, total }'
+    done
+}
 for round in $(seq "$ROUNDS"); do
     cpu_snapshot >"$work/before"
+    switches >"$work/switches-before"
     before=$(transactions)
     sleep "$SECONDS_PER_RUN"
     after=$(transactions)
+    switches >"$work/switches-after"
     cpu_snapshot >"$work/after"
     echo "round $round: $(((after - before) * 60 / SECONDS_PER_RUN)) transactions a minute"
     cpu_used "$work/before" "$work/after" "$SECONDS_PER_RUN"
+    awk -v seconds="$SECONDS_PER_RUN" 'NR == FNR { before[$1] = $2; next }
+        $1 in before { line = line sprintf(" %s=%.0f", $1, ($2 - before[$1]) / seconds) }
+        END { print "  context switches a second:" line }' "$work/switches-before" "$work/switches-after"
 done

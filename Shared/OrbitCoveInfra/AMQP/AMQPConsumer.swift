@@ -33,9 +33,16 @@ package final class AMQPConsumer: Service, Sendable {
     private let handler: Handler
     private let drainTimeout: Duration
     private let consuming = AtomicFlag()
+    private let counts = ConsumerCounts()
 
     /// Whether a connection is consuming right now (for `/ready`: no probe connection needed).
     package var isConsuming: Bool { consuming.isSet }
+    /// Connections that got as far as consuming, since the start (1 while none was lost).
+    package var sessions: Int { counts.sessions.count }
+    /// Turns of the connection thread's loop, each after a wait on its socket and wake pipe:
+    /// while nothing arrives it turns once every half heartbeat interval, not every few
+    /// milliseconds.
+    package var turns: Int { counts.turns.count }
 
     package init(
         settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int = 16,
@@ -100,7 +107,7 @@ package final class AMQPConsumer: Service, Sendable {
         let (settings, queue, topology, prefetch, drainTimeout, logger) =
             (self.settings, self.queue, self.topology, self.prefetch, self.drainTimeout, self.logger)
         let handler = self.handler
-        let consuming = self.consuming
+        let (consuming, counts) = (self.consuming, self.counts)
 
         // Started outside the executor preference: this task waits for the thread, it must not wait on it.
         async let loop: Void = thread.runIfActive {
@@ -109,7 +116,7 @@ package final class AMQPConsumer: Service, Sendable {
                 try Self.blockingLoop(
                     settings: settings, queue: queue, topology: topology, prefetch: prefetch,
                     drainTimeout: drainTimeout, control: control, generation: generation, sink: sink, logger: logger,
-                    consuming: consuming)
+                    consuming: consuming, counts: counts)
             }
         }
         await withTaskExecutorPreference(control) {
@@ -140,7 +147,7 @@ package final class AMQPConsumer: Service, Sendable {
     private static func blockingLoop(
         settings: AMQPSettings, queue: String, topology: QueueTopology, prefetch: Int, drainTimeout: Duration,
         control: ConsumerControl, generation: Int, sink: AsyncStream<[IncomingMessage]>.Continuation, logger: Logger,
-        consuming: AtomicFlag
+        consuming: AtomicFlag, counts: ConsumerCounts
     ) throws {
         let connection = try AMQPConnection(settings: settings)
         do {
@@ -148,9 +155,15 @@ package final class AMQPConsumer: Service, Sendable {
             try connection.startConsuming(queue: queue, prefetch: prefetch, consumerTag: settings.connectionName)
             control.consumed()
             consuming.set(true)
+            counts.sessions.add()
             logger.info("consuming", metadata: ["queue": .string(queue), "prefetch": .stringConvertible(prefetch)])
             var drainDeadline: ContinuousClock.Instant?
+            // Nothing but heartbeats needs the loop while no frame arrives and nothing is
+            // signalled: rabbitmq-c sends ours (and notices the broker's missing) only when
+            // called, and the broker closes a connection silent for two intervals.
+            let idleWait = Duration.seconds(max(1, settings.heartbeatSeconds)) / 2
             while true {
+                counts.turns.add()
                 control.runJobs(limit: 4 * prefetch)
                 for settlement in control.takeSettlements(generation: generation) {
                     switch settlement.outcome {
@@ -169,11 +182,11 @@ package final class AMQPConsumer: Service, Sendable {
                     continue
                 }
                 // Acks are sent from this loop, so it must not sleep through a finished handler:
-                // it waits on the socket and on the wake pipe, which new jobs and settlements
-                // write to while it waits. (With the prefetch window full the broker sends nothing
-                // until an ack goes out.)
+                // it waits on the socket and on the wake pipe, which new jobs, settlements and a
+                // stop write to while it waits. (With the prefetch window full the broker sends
+                // nothing until an ack goes out.)
                 if !connection.hasBufferedInput {
-                    control.waitForWork(alongside: connection.socketDescriptor, timeout: .milliseconds(20))
+                    control.waitForWork(alongside: connection.socketDescriptor, timeout: idleWait)
                 }
                 // Without a timeout this only takes what is there (and keeps heartbeats going).
                 var burst: [IncomingMessage] = []
@@ -191,6 +204,12 @@ package final class AMQPConsumer: Service, Sendable {
             throw error
         }
     }
+}
+
+/// What a consumer counts for its tests and its operators.
+private final class ConsumerCounts: Sendable {
+    let sessions = AtomicCount()
+    let turns = AtomicCount()
 }
 
 /// State shared between the consumer's thread and its async side, and the task executor of the

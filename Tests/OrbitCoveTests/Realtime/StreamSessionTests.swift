@@ -50,7 +50,9 @@ import Testing
         let redis = try RedisClient(
             url: TestEnvironment.redisURL, connections: 1, timeout: TestEnvironment.redisTimeout,
             logger: TestEnvironment.logger)
-        return StreamHub(database: database, redis: redis, maxStreamsPerUser: 5, logger: TestEnvironment.logger)
+        return StreamHub(
+            database: database, redis: redis, maxStreamsPerUser: 5, logger: TestEnvironment.logger,
+            listenersArrived: Doorbell())
     }
 
     /// A batch that does not follow the last one of its shard (or the first this hub hears, or a

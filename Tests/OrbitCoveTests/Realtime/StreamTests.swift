@@ -365,7 +365,7 @@ import WSClient
         let feed = StreamChangeFeed(
             database: database, redis: redis,
             settings: try StreamSettings(environment: Environment(["ORBITCOVE_STREAM_POLL_MS": "50"])),
-            logger: TestEnvironment.logger, lockKey: key)
+            logger: TestEnvironment.logger, listenersArrived: Doorbell(), lockKey: key)
         let services: [any Service] = [database.service(), redis, feed]
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -382,7 +382,7 @@ import WSClient
         let alone = StreamChangeFeed(
             database: database, redis: redis,
             settings: try StreamSettings(environment: Environment(["ORBITCOVE_STREAM_POLL_MS": "50"])),
-            logger: TestEnvironment.logger, lockKey: key + 1)
+            logger: TestEnvironment.logger, listenersArrived: Doorbell(), lockKey: key + 1)
         let leading = Task { try await alone.run() }
         #expect(
             try await eventually { try await Self.lockHolders(key + 1) == 1 }, "the second feed never took its lock")
@@ -445,10 +445,11 @@ import WSClient
         let settings = try StreamSettings(
             environment: Environment(["ORBITCOVE_STREAM_POLL_MS": "50", "ORBITCOVE_STREAM_TICK_SECONDS": "5"]))
         let feed = Mutex<StreamChangeFeed?>(nil)
+        let arrived = Doorbell()
         try await Self.running({ database, redis in
             let made = StreamChangeFeed(
-                database: database, redis: redis, settings: settings, logger: TestEnvironment.logger, lockKey: key,
-                namespace: namespace)
+                database: database, redis: redis, settings: settings, logger: TestEnvironment.logger,
+                listenersArrived: arrived, lockKey: key, namespace: namespace)
             feed.withLock { $0 = made }
             return [made]
         }) { _, redis in
@@ -461,8 +462,10 @@ import WSClient
             try await Task.sleep(for: .milliseconds(2500))
             let idle = reads.count - quiet
             #expect(idle <= 1, "read the log \(idle) times in 2.5 s with nobody listening")
-            // An instance says it listens: at its poll.
+            // An instance says it listens, and announces it (as a hub's subscription hears it):
+            // at its poll, from the announcement on.
             try await redis.set(StreamBatch.listeningKey(in: namespace), "1", expiresIn: 3)
+            arrived.ring()
             let heard = reads.count
             try await Task.sleep(for: .seconds(2))
             let busy = reads.count - heard
@@ -476,10 +479,11 @@ import WSClient
         let namespace = "test-\(UUID().lowercasedString)"
         let listening = StreamBatch.listeningKey(in: namespace)
         let hub = Mutex<StreamHub?>(nil)
+        let arrived = Doorbell()
         try await Self.running({ database, redis in
             let made = StreamHub(
                 database: database, redis: redis, maxStreamsPerUser: 2, logger: TestEnvironment.logger,
-                namespace: namespace)
+                listenersArrived: arrived, namespace: namespace)
             hub.withLock { $0 = made }
             return [made]
         }) { _, redis in
@@ -489,6 +493,10 @@ import WSClient
             let stream = StreamConnection(userId: UUID(), bound: 8)
             #expect(hub.add(stream))
             #expect(try await eventually(timeout: .seconds(2)) { try await redis.get(listening) != nil })
+            // The first stream is announced, and the hub's subscription hears it (so would every
+            // instance's, the reader's among them): once, not with every second's word.
+            #expect(await arrived.wait(until: .now + .seconds(5)), "the hub never announced its first stream")
+            #expect(await arrived.wait(until: .now + .milliseconds(1500)) == false, "announced more than once")
             hub.remove(stream)
             #expect(
                 try await eventually(timeout: .seconds(Double(StreamBatch.listeningSeconds) + 3)) {

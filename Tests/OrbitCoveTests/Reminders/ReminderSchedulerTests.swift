@@ -212,6 +212,24 @@ import Testing
         }
     }
 
+    /// The scheduler sleeps between rounds until a wake-up comes due, not in slices it looks
+    /// between: a wake-up for a moment from now ends the sleep at that moment, once.
+    @Test func aWakeUpEndsTheSchedulersSleepWhenItComesDue() async {
+        let wakeups = SchedulerWakeups()
+        let started = ContinuousClock.now
+        async let woken = wakeups.wait(until: started + .seconds(30))
+        try? await Task.sleep(for: .milliseconds(20))
+        wakeups.wake(after: .milliseconds(200))
+        #expect(await woken)
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(200) && waited < .seconds(10))
+        // Used up: the next sleep lasts until its deadline.
+        #expect(await wakeups.wait(until: .now + .milliseconds(50)) == false)
+        // A wake-up now, before the sleep, ends it at once.
+        wakeups.wake()
+        #expect(await wakeups.wait(until: .now + .seconds(30)))
+    }
+
     /// Found on an idle stack, whose PostgreSQL counted about 20 transactions a second from the
     /// reminders service: with no unfired row, the next due time came back as
     /// `greatest(0, NULL)`, which is 0, not NULL, so an idle scheduler ran a round every

@@ -34,9 +34,13 @@ struct RealtimeStream {
         kit: ServiceKit, settings: StreamSettings, unread: @escaping @Sendable (UUID) async throws -> Int,
         logger: Logger
     ) {
+        let listenersArrived = Doorbell()
         hub = StreamHub(
-            database: kit.database, redis: kit.redis, maxStreamsPerUser: settings.maxStreamsPerUser, logger: logger)
-        feed = StreamChangeFeed(database: kit.database, redis: kit.redis, settings: settings, logger: logger)
+            database: kit.database, redis: kit.redis, maxStreamsPerUser: settings.maxStreamsPerUser, logger: logger,
+            listenersArrived: listenersArrived)
+        feed = StreamChangeFeed(
+            database: kit.database, redis: kit.redis, settings: settings, logger: logger,
+            listenersArrived: listenersArrived)
         tickets = StreamTickets(redis: kit.redis)
         log = StreamLog(database: kit.database, logger: logger)
         verifier = kit.runtime.makeTokenVerifier()

@@ -8,7 +8,8 @@ import ServiceLifecycle
 /// advisory lock reads what the change log gained since its last read, by snapshot
 /// (`realtime_changes`, migration 0048), every ``StreamSettings/pollMilliseconds``, and
 /// publishes it per shard to Redis, while some instance has a stream open (``StreamHub`` says so
-/// in Redis); with none open, only at each tick. The others wait for the lock (a reader that
+/// in Redis); with none open, only at each tick, asleep between ticks until a hub announces a
+/// first stream (``listenersArrived``). The others wait for the lock (a reader that
 /// dies drops its connection, and with it the lock). Change ids are given at insert, not at
 /// commit, so the log is read by snapshot, never tailed by id.
 ///
@@ -29,14 +30,18 @@ package struct StreamChangeFeed: Service {
     /// (another only in tests, for a feed nobody else's streams are heard by); nil: the
     /// database's (``StreamBatch/namespace(on:logger:)``).
     let namespace: String?
+    /// Rung when an instance announces that it has a stream open where it had none
+    /// (``StreamHub`` hears it on its subscription): the idle reader's wake-up.
+    let listenersArrived: Doorbell
     /// How many times this feed has read the change log (its tests count it).
     package let reads = AtomicCount()
 
     package init(
         database: Database, redis: RedisClient, settings: StreamSettings, logger: Logger,
-        lockKey: Int64 = StreamChangeFeed.lockKey, namespace: String? = nil
+        listenersArrived: Doorbell, lockKey: Int64 = StreamChangeFeed.lockKey, namespace: String? = nil
     ) {
         self.database = database
+        self.listenersArrived = listenersArrived
         self.redis = redis
         self.settings = settings
         self.logger = logger
@@ -101,11 +106,12 @@ package struct StreamChangeFeed: Service {
         while !Task.isCancelled {
             let started = clock.now
             let ticking = started - lastTick >= tick
-            // Nobody listening: the log is read at the tick alone (the shards' heartbeats); a
-            // stream that opens reads the log itself up to the moment it follows the batches.
+            // Nobody listening: the log is read at the tick alone (the shards' heartbeats), and
+            // nothing wakes in between but a hub's announcement of a first stream; a stream that
+            // opens reads the log itself up to the moment it follows the batches.
             let heard = ticking ? true : await listening(in: namespace)
             guard heard else {
-                try await Task.sleep(until: started + .milliseconds(settings.pollMilliseconds), clock: clock)
+                _ = await listenersArrived.wait(until: lastTick + tick)
                 continue
             }
             let (snapshot, readAt, changes) = try await poll(since: read, on: connection)

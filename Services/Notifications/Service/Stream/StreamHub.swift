@@ -25,6 +25,9 @@ final class StreamHub: Service, Sendable {
     private let redis: RedisClient
     private let maxStreamsPerUser: Int
     private let logger: Logger
+    /// Rung when some instance announces a first open stream (this one's included): the change
+    /// feed's reader, if it runs here, stops waiting for its tick.
+    private let listenersArrived: Doorbell
     /// Rung by each new stream, so that ``sayListening(in:)`` says so at once.
     private let opened = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
@@ -32,8 +35,12 @@ final class StreamHub: Service, Sendable {
     /// in tests); nil: the database's (``StreamBatch/namespace(on:logger:)``).
     private let givenNamespace: String?
 
-    init(database: Database, redis: RedisClient, maxStreamsPerUser: Int, logger: Logger, namespace: String? = nil) {
+    init(
+        database: Database, redis: RedisClient, maxStreamsPerUser: Int, logger: Logger, listenersArrived: Doorbell,
+        namespace: String? = nil
+    ) {
         self.database = database
+        self.listenersArrived = listenersArrived
         self.redis = redis
         self.maxStreamsPerUser = maxStreamsPerUser
         self.logger = logger
@@ -58,10 +65,15 @@ final class StreamHub: Service, Sendable {
             guard let namespace else { return }
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.sayListening(in: namespace) }
+                let arrivals = StreamBatch.arrivalsChannel(in: namespace)
                 for await message in self.redis.subscribe(
-                    to: StreamBatch.channels(in: namespace), name: Self.subscriberName)
+                    to: StreamBatch.channels(in: namespace) + [arrivals], name: Self.subscriberName)
                 {
-                    self.dispatch(message.message)
+                    if message.channel == arrivals {
+                        self.listenersArrived.ring()
+                    } else {
+                        self.dispatch(message.message)
+                    }
                 }
                 group.cancelAll()
             }
@@ -69,14 +81,16 @@ final class StreamHub: Service, Sendable {
     }
 
     /// While this instance has a stream open, says so in Redis every second
-    /// (``StreamBatch/listeningKey(in:)``), and at once when one opens: the change feed's
-    /// reader, on whichever instance it runs, then reads the log at its poll. With none open it
-    /// waits for one without waking.
+    /// (``StreamBatch/listeningKey(in:)``), and at once when one opens, announcing the first
+    /// (``StreamBatch/arrivalsChannel(in:)``): the change feed's reader, on whichever instance it
+    /// runs, wakes and reads the log at its poll. With none open it waits for one without waking.
     /// Run once, as the hub is: its doorbell ends with the task that waits on it.
     private func sayListening(in namespace: String) async {
         var bell = opened.stream.makeAsyncIterator()
+        var announced = false
         while !Task.isCancelled {
             guard openStreams > 0 else {
+                announced = false
                 // A stream added since the count was read has rung already (the bell keeps one).
                 guard await bell.next() != nil else { return }
                 continue
@@ -84,6 +98,10 @@ final class StreamHub: Service, Sendable {
             do {
                 try await redis.set(
                     StreamBatch.listeningKey(in: namespace), "1", expiresIn: StreamBatch.listeningSeconds)
+                if !announced {
+                    _ = try await redis.publish(channel: StreamBatch.arrivalsChannel(in: namespace), message: "1")
+                    announced = true
+                }
             } catch {
                 logger.debug(
                     "cannot say this instance's streams are open",

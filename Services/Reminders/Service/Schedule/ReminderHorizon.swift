@@ -234,13 +234,16 @@ struct CommunityReminders: Sendable {
 }
 
 /// How the scheduler is woken: now, or a moment from now (a handler's transaction has not
-/// committed yet). The scheduler reads it between sleeps of at most 100 ms.
+/// committed yet). The scheduler waits on it between rounds (``wait(until:)``), asleep until a
+/// wake-up comes due or its own next round.
 final class SchedulerWakeups: Sendable {
     private let due = Mutex<ContinuousClock.Instant?>(nil)
+    private let bell = Doorbell()
 
     func wake(after delay: Duration = .zero) {
         let at = ContinuousClock.now + delay
         due.withLock { current in current = min(current ?? at, at) }
+        bell.ring()
     }
 
     /// Whether a wake-up has come due; it is used up.
@@ -250,5 +253,18 @@ final class SchedulerWakeups: Sendable {
             current = nil
             return true
         }
+    }
+
+    /// Waits until `deadline` or until a wake-up comes due, whichever is first: true for a
+    /// wake-up (used up), false at the deadline or on cancellation.
+    func wait(until deadline: ContinuousClock.Instant) async -> Bool {
+        while !Task.isCancelled {
+            if take() { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            // A wake-up recorded after this read rings the bell, which ends the wait early.
+            let next = min(deadline, due.withLock { $0 } ?? deadline)
+            _ = await bell.wait(until: next)
+        }
+        return false
     }
 }

@@ -7,8 +7,8 @@ import Synchronization
 
 /// Fires due reminders as they fall due: after each round it sleeps until the next row is due
 /// (at most `longestSleep`, so rows another replica planned are not missed for long) or until
-/// this process planned a row (``SchedulerWakeups``), looking for a wake-up every 100 ms. Idle,
-/// that is one small transaction per `longestSleep`. A replica that was down fires what fell
+/// this process planned a row (``SchedulerWakeups``, which ends the sleep). Idle, that is one
+/// small transaction per `longestSleep` and no other wake-up. A replica that was down fires what fell
 /// due while it was away at its first round, each message saying how late it is.
 struct ReminderScheduler: Service {
     let firing: ReminderFiring
@@ -37,10 +37,7 @@ struct ReminderScheduler: Service {
                         "firing reminders failed; will retry",
                         metadata: ["error": .string(logDescription(of: error)), "retryIn": .stringConvertible(delay)])
                 }
-                let until = ContinuousClock.now + delay
-                while !Task.isCancelled, ContinuousClock.now < until, !wakeups.take() {
-                    try? await Task.sleep(for: min(.milliseconds(100), until - ContinuousClock.now))
-                }
+                _ = await wakeups.wait(until: ContinuousClock.now + delay)
             }
         }
     }
