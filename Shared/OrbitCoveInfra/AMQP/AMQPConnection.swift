@@ -236,6 +236,10 @@ final class AMQPConnection {
     /// The connection's socket, for waiting on it next to other descriptors.
     var socketDescriptor: Int32 { amqp_get_sockfd(state) }
 
+    /// The heartbeat interval the broker and we agreed on at login (the lower of the two asked
+    /// for), in seconds; 0 for none.
+    var heartbeatSeconds: Int { Int(amqp_get_heartbeat(state)) }
+
     func ack(_ tag: UInt64) throws {
         let status = amqp_basic_ack(state, Self.channel, tag, 0)
         guard status == AMQP_STATUS_OK.rawValue else {

@@ -160,8 +160,11 @@ package final class AMQPConsumer: Service, Sendable {
             var drainDeadline: ContinuousClock.Instant?
             // Nothing but heartbeats needs the loop while no frame arrives and nothing is
             // signalled: rabbitmq-c sends ours (and notices the broker's missing) only when
-            // called, and the broker closes a connection silent for two intervals.
-            let idleWait = Duration.seconds(max(1, settings.heartbeatSeconds)) / 2
+            // called, and the broker closes a connection silent for two intervals. The interval
+            // is the one agreed at login, which the broker may have lowered; without heartbeats
+            // the loop still turns once a minute.
+            let agreed = connection.heartbeatSeconds
+            let idleWait = agreed > 0 ? Duration.seconds(agreed) / 2 : .seconds(60)
             while true {
                 counts.turns.add()
                 control.runJobs(limit: 4 * prefetch)
@@ -206,7 +209,7 @@ package final class AMQPConsumer: Service, Sendable {
     }
 }
 
-/// What a consumer counts for its tests and its operators.
+/// What a consumer counts (its tests read them).
 private final class ConsumerCounts: Sendable {
     let sessions = AtomicCount()
     let turns = AtomicCount()

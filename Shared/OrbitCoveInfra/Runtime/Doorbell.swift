@@ -62,6 +62,8 @@ package final class Doorbell: Sendable {
                         state.wait += 1
                         return true
                     }
+                    // A second waiter would leave the first waiting for ever.
+                    precondition(state.waiter == nil, "a doorbell has one waiter at a time")
                     state.waiter = continuation
                     return nil
                 }

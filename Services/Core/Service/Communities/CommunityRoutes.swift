@@ -7,6 +7,8 @@ struct CommunityRoutes {
     let store: CommunityStore
     /// Where the gateway serves the API: an uploaded icon's address starts with it.
     let publicURL: String
+    /// What `GET /communities/{id}` answers, written once per change of the record.
+    let encoded = EncodedCommunities()
 
     func register(on router: Router<AppRequestContext>, community: RouterGroup<CommunityRequestContext>) {
         router.post("/api/v1/communities") { request, context in
@@ -19,7 +21,9 @@ struct CommunityRoutes {
         }
 
         community.get { _, context in
-            try Response.data(try context.member(.viewContent).community, requestId: context.requestId)
+            let granted = try context.member(.viewContent)
+            return try Response.data(
+                json: try encoded.json(of: granted.record, role: granted.membership.role), requestId: context.requestId)
         }
 
         community.patch { request, context in

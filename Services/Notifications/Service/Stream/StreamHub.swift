@@ -81,26 +81,27 @@ final class StreamHub: Service, Sendable {
     }
 
     /// While this instance has a stream open, says so in Redis every second
-    /// (``StreamBatch/listeningKey(in:)``), and at once when one opens, announcing the first
+    /// (``StreamBatch/listeningKey(in:)``), and at once when one opens. A word that starts the
+    /// listening (no instance's word was there: a first stream, or the key lapsed) is announced
     /// (``StreamBatch/arrivalsChannel(in:)``): the change feed's reader, on whichever instance it
-    /// runs, wakes and reads the log at its poll. With none open it waits for one without waking.
+    /// runs, wakes and reads the log at its poll; an announcement lost (a subscription not up
+    /// yet) costs it at most a tick. With no stream open it waits for one without waking.
     /// Run once, as the hub is: its doorbell ends with the task that waits on it.
     private func sayListening(in namespace: String) async {
         var bell = opened.stream.makeAsyncIterator()
-        var announced = false
+        let key = StreamBatch.listeningKey(in: namespace)
         while !Task.isCancelled {
             guard openStreams > 0 else {
-                announced = false
                 // A stream added since the count was read has rung already (the bell keeps one).
                 guard await bell.next() != nil else { return }
                 continue
             }
             do {
-                try await redis.set(
-                    StreamBatch.listeningKey(in: namespace), "1", expiresIn: StreamBatch.listeningSeconds)
-                if !announced {
+                let before = try await redis.command(["SET", key, "1", "EX", String(StreamBatch.listeningSeconds), "GET"])
+                if before == .null {
+                    // This instance's reader, if it leads, need not wait for the subscription.
+                    listenersArrived.ring()
                     _ = try await redis.publish(channel: StreamBatch.arrivalsChannel(in: namespace), message: "1")
-                    announced = true
                 }
             } catch {
                 logger.debug(
