@@ -32,7 +32,8 @@ import Testing
         let parts = try Response.envelope(parts: kept, meta: meta)
         #expect(
             parts.flatMap { Array(buffer: $0) }
-                == (try JSONCoding.encoder.encodeBytes(DataEnvelope(data: record.community(role: .member), meta: meta))))
+                == (try JSONCoding.encoder.encodeBytes(DataEnvelope(data: record.community(role: .member), meta: meta)))
+        )
     }
 
     @Test func pastItsCapacityItStartsOver() throws {

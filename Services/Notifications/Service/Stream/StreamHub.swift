@@ -97,7 +97,9 @@ final class StreamHub: Service, Sendable {
                 continue
             }
             do {
-                let before = try await redis.command(["SET", key, "1", "EX", String(StreamBatch.listeningSeconds), "GET"])
+                let before = try await redis.command([
+                    "SET", key, "1", "EX", String(StreamBatch.listeningSeconds), "GET",
+                ])
                 if before == .null {
                     // This instance's reader, if it leads, need not wait for the subscription.
                     listenersArrived.ring()
