@@ -31,8 +31,8 @@ struct StreamBatch: Codable, Sendable {
     /// and only at its tick while it is not.
     static func listeningKey(in namespace: String) -> String { "orbitcove:stream:\(namespace):listening" }
     static let listeningSeconds = 3
-    /// Where a hub announces its first open stream after none, once the listening key is set:
-    /// an idle change feed's reader sleeps until its tick or this.
+    /// Where a hub announces that its word started the listening (it set the listening key
+    /// where none was): an idle change feed's reader sleeps until its tick or this.
     static func arrivalsChannel(in namespace: String) -> String { "orbitcove:stream:\(namespace):arrivals" }
 
     /// The database's name and oid.
