@@ -184,27 +184,14 @@ import Testing
     /// half a heartbeat interval passes: it does not turn every few milliseconds for nothing, and
     /// what arrives still reaches it at once.
     @Test func anIdleConsumerWaitsInsteadOfTurning() async throws {
-        try await withScratchQueue { queue, settings in
-            let publisher = AMQPPublisher(
-                settings: settings, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger)
-            let received = Mutex(0)
-            let consumer = AMQPConsumer(
-                settings: settings, queue: queue, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger
-            ) { _ in
-                received.withLock { $0 += 1 }
-                return .ack
-            }
-            try await withServices([publisher, consumer]) {
-                #expect(try await eventually { consumer.isConsuming })
-                let before = consumer.turns
-                try await Task.sleep(for: .seconds(2))
-                // Heartbeats every 10 s: in 2 s a timed-out wait, the broker's heartbeat, a turn or
-                // two of start (a 20 ms wait turned about 100 times).
-                #expect(consumer.turns - before <= 10)
-                _ = try await publisher.publish([message(to: queue)])
-                #expect(try await eventually { received.withLock { $0 } == 1 })
-                #expect(try await eventually { try await AMQPProbe.depth(of: queue, settings: settings).messages == 0 })
-            }
+        try await withCountingConsumer(heartbeatSeconds: 10) { consumer, publish, received in
+            let before = consumer.turns
+            try await Task.sleep(for: .seconds(2))
+            // Heartbeats every 10 s: in 2 s a timed-out wait, the broker's heartbeat, a turn or
+            // two of start (a 20 ms wait turned about 100 times).
+            #expect(consumer.turns - before <= 10)
+            try await publish()
+            #expect(try await eventually { received() == 1 })
         }
     }
 
@@ -212,9 +199,26 @@ import Testing
     /// heartbeats, and rabbitmq-c sends them only when called. (The broker's own heartbeats
     /// wake the socket too, so this holds the connection, not the wait's timer alone.)
     @Test func anIdleConsumerKeepsItsConnectionThroughHeartbeats() async throws {
-        try await withScratchQueue { queue, settings in
-            var settings = settings
-            settings.heartbeatSeconds = 1
+        try await withCountingConsumer(heartbeatSeconds: 1) { consumer, publish, received in
+            try await Task.sleep(for: .seconds(5))
+            try await publish()
+            #expect(try await eventually { received() == 1 })
+            #expect(consumer.sessions == 1)
+        }
+    }
+
+    /// A consumer that counts what it acks on a scratch queue, with a publisher to it, both
+    /// running and the consumer consuming when `body` starts.
+    private func withCountingConsumer(
+        heartbeatSeconds: Int,
+        _ body:
+            @Sendable (
+                AMQPConsumer, _ publish: @Sendable () async throws -> Void, _ received: @Sendable () -> Int
+            ) async throws -> Void
+    ) async throws {
+        try await withScratchQueue { queue, scratch in
+            var settings = scratch
+            settings.heartbeatSeconds = heartbeatSeconds
             let publisher = AMQPPublisher(
                 settings: settings, topology: .forQueues(named: [queue]), logger: TestEnvironment.logger)
             let received = Mutex(0)
@@ -226,10 +230,9 @@ import Testing
             }
             try await withServices([publisher, consumer]) {
                 #expect(try await eventually { consumer.isConsuming })
-                try await Task.sleep(for: .seconds(5))
-                _ = try await publisher.publish([message(to: queue)])
-                #expect(try await eventually { received.withLock { $0 } == 1 })
-                #expect(consumer.sessions == 1)
+                try await body(
+                    consumer, { _ = try await publisher.publish([message(to: queue)]) }, { received.withLock { $0 } })
+                #expect(try await eventually { try await AMQPProbe.depth(of: queue, settings: scratch).messages == 0 })
             }
         }
     }
